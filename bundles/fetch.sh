@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Fetches the JVM parts cdcsync needs into bundles/spark/jars and bundles/kafka/jars (gitignored).
+# Idempotent: when a folder's stamp matches versions.env and every jar it lists is present, Maven is not run.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck disable=SC1091
+source "$here/../versions.env"
+
+fetch() {  # $1 = folder, rest = -D properties
+  local name="$1"; local dir="$here/$1"; shift
+  local want="$*"
+  local stamp="$dir/jars/.stamp"
+  if [ -f "$stamp" ] && [ "$(head -n1 "$stamp")" = "$want" ]; then
+    local missing=0
+    while read -r jar; do [ -f "$dir/jars/$jar" ] || missing=1; done < <(tail -n +2 "$stamp")
+    if [ "$missing" = 0 ]; then
+      echo "bundles/$name: up to date ($(($(wc -l < "$stamp") - 1)) jars, nothing fetched)"
+      return 0
+    fi
+  fi
+  command -v mvn >/dev/null || { echo "error: Maven (mvn) is not installed; install it (Debian: apt-get install maven) and run 'make bundles' again" >&2; exit 1; }
+  rm -rf "$dir/jars"
+  echo "bundles/$name: resolving with Maven ($want)"
+  local log; log="$(mktemp)"
+  if ! mvn -B -f "$dir/pom.xml" package "$@" >"$log" 2>&1; then
+    if grep -qiE "Could not transfer|UnknownHost|Connection refused|timed out|Network is unreachable|No route" "$log"; then
+      echo "error: bundles/$name: Maven Central could not be reached. Check the network or a proxy in ~/.m2/settings.xml, then run 'make bundles' again." >&2
+    elif grep -qiE "Could not (find|resolve) artifact|was not found" "$log"; then
+      echo "error: bundles/$name: an artifact does not exist on Maven Central: check the versions in versions.env" >&2
+    else
+      echo "error: bundles/$name: Maven failed" >&2
+    fi
+    grep -E "ERROR" "$log" | head -5 >&2
+    rm -f "$log"; exit 1
+  fi
+  rm -f "$log"
+  { echo "$want"; (cd "$dir/jars" && ls -1 *.jar); } > "$stamp"
+  echo "bundles/$name: fetched $(($(wc -l < "$stamp") - 1)) jars:"
+  (cd "$dir/jars" && ls -1 *.jar | sed 's/^/  /')
+}
+
+fetch spark -Dhudi.spark.bundle="$HUDI_SPARK_BUNDLE" -Dhudi.version="$HUDI_VERSION" \
+  -Dspark.version="$SPARK_VERSION" -Dscala.binary="$SCALA_BINARY"
+fetch kafka -Dkafka.version="$KAFKA_VERSION"

@@ -1,0 +1,3 @@
+from cdcsync.cli.app import main
+
+main()

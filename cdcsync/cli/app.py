@@ -1,0 +1,71 @@
+"""The `cdcsync` command. Each command lives in its own thin module; none imports pyspark at module level,
+so `cdcsync --help`, `probe` and `infer-schema` never start a JVM."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+
+from cdcsync import __version__
+from cdcsync.errors import CdcsyncError
+from cdcsync.exit_codes import ExitCode
+
+app = typer.Typer(
+    name="cdcsync",
+    help="Land Kafka change-data-capture topics in Apache Hudi tables, exactly once.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+# Each module registers its command(s) on `app` when imported.
+COMMAND_MODULES = ["run", "validate", "probe", "infer_schema", "replay", "dead_letter"]
+
+
+def _version(value: bool):
+    if value:
+        typer.echo(f"cdcsync {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+):
+    pass
+
+
+def _register() -> None:
+    for name in COMMAND_MODULES:
+        qual = f"cdcsync.cli.{name}"
+        try:
+            importlib.import_module(qual)
+        except ModuleNotFoundError as e:
+            if e.name != qual:  # a missing dependency is a real error; a command not written yet is not
+                raise
+
+
+_register()
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except CdcsyncError as e:
+        print(e.render(), file=sys.stderr)
+        sys.exit(int(e.exit_code))
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        sys.exit(int(ExitCode.INTERRUPTED))
+    except Exception as e:  # click's usage errors carry their own code and message
+        import click
+
+        if isinstance(e, click.ClickException):
+            e.show()
+            sys.exit(e.exit_code)
+        raise
+    sys.exit(0)
