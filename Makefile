@@ -1,0 +1,56 @@
+# cdcsync: every set-up step a fresh machine needs. Versions: versions.env.
+include versions.env
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+KAFKA_PORT ?= 9092
+
+.PHONY: help setup prereqs bundles kafka-up kafka-down test test-unit test-integration demo lint clean
+
+help:
+	@echo "make demo   - start a local broker, produce sample Debezium events, sync them into a Hudi table, show it"
+	@echo "make test   - install everything, fetch bundles, run the unit and integration tests"
+	@echo "make setup | bundles | kafka-up | kafka-down | lint | clean"
+
+prereqs:
+	@command -v java >/dev/null || { echo "error: Java 17 is required (Debian: apt-get install openjdk-17-jdk-headless)"; exit 1; }
+	@java -version 2>&1 | head -1 | grep -Eq '"(17|21)[."]' || { echo "error: Java 17 is required, found: $$(java -version 2>&1 | head -1)"; exit 1; }
+	@command -v mvn >/dev/null || { echo "error: Maven is required to fetch the jars (Debian: apt-get install maven)"; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "error: Python >= 3.11 is required (found $$($(PYTHON) --version))"; exit 1; }
+
+$(VENV)/.installed: pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[dev]'
+	@touch $@
+
+setup: prereqs $(VENV)/.installed bundles
+
+bundles: prereqs
+	@bash bundles/fetch.sh
+
+kafka-up: setup
+	$(PY) -m devtools.local_kafka up --port $(KAFKA_PORT)
+
+kafka-down:
+	@test -x $(PY) && $(PY) -m devtools.local_kafka down || true
+
+test: setup
+	$(VENV)/bin/pytest -q tests
+
+test-unit: setup
+	$(VENV)/bin/pytest -q tests/unit
+
+test-integration: setup
+	$(VENV)/bin/pytest -q -m integration tests
+
+demo: setup
+	bash examples/demo.sh
+
+lint: setup
+	$(VENV)/bin/ruff check cdcsync tests devtools
+
+clean:
+	rm -rf .local build *.egg-info .pytest_cache

@@ -1,0 +1,190 @@
+"""Load config.toml: parse, expand ${ENV}, validate against the JSON Schema, and build the typed model.
+
+Every problem names the file and the key; unknown keys get the closest valid key; secrets are never echoed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from cdcsync.config.model import Config, RunConfig, SchemaConfig, SinkConfig, SourceConfig
+from cdcsync.config.schema import CONFIG_SCHEMA, FREE_FORM
+from cdcsync.errors import ConfigError
+
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def load_config(path: str | Path) -> Config:
+    path = Path(path)
+    raw = read_toml(path)
+    data = _flatten_free_form(raw)
+    data = _expand_env(data, path, ())
+    validate(data, path)
+    return _build(data, path)
+
+
+def read_toml(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist", hint="pass the path of your config.toml") from None
+    except OSError as e:
+        raise ConfigError(f"cannot read config file {path}: {e.strerror}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}", hint="fix the syntax at the line shown", file=str(path)) from None
+
+
+def _flatten_free_form(data: dict) -> dict:
+    """`[sink.options] hoodie.x.y = 1` parses as nested tables; these sections take dotted keys as written."""
+    out = dict(data)
+    for trail in FREE_FORM:
+        parent = out
+        for part in trail[:-1]:
+            parent = parent.get(part) if isinstance(parent.get(part), dict) else None
+            if parent is None:
+                break
+        if parent is None or not isinstance(parent.get(trail[-1]), dict):
+            continue
+        parent[trail[-1]] = _dotted(parent[trail[-1]], keep_top={"master"} if trail == ("spark",) else set())
+    return out
+
+
+def _dotted(table: dict, prefix: str = "", keep_top: set[str] = frozenset()) -> dict:
+    flat: dict[str, Any] = {}
+    for k, v in table.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and key not in keep_top:
+            flat.update(_dotted(v, f"{key}."))
+        else:
+            flat[key] = v
+    return flat
+
+
+def _expand_env(value: Any, path: Path, trail: tuple) -> Any:
+    if isinstance(value, dict):
+        return {k: _expand_env(v, path, (*trail, k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand_env(v, path, (*trail, i)) for i, v in enumerate(value)]
+    if isinstance(value, str) and "${" in value:
+
+        def sub(m: re.Match) -> str:
+            name = m.group(1)
+            if name not in os.environ:
+                raise ConfigError(
+                    f"{path}: {_key(trail)} refers to ${{{name}}}, which is not set in the environment",
+                    hint=f"export {name}=… before running cdcsync",
+                    file=str(path), key=_key(trail),
+                )
+            return os.environ[name]
+
+        return _ENV.sub(sub, value)
+    return value
+
+
+def validate(data: dict, path: Path) -> None:
+    from jsonschema import Draft202012Validator
+
+    errors = sorted(Draft202012Validator(CONFIG_SCHEMA).iter_errors(data), key=lambda e: list(map(str, e.path)))
+    if not errors:
+        return
+    lines = [_describe(e) for e in errors]
+    first_key = _key(tuple(errors[0].absolute_path)) or "(top level)"
+    raise ConfigError(
+        f"{path}: {len(lines)} problem{'s' if len(lines) > 1 else ''} in the configuration:\n  - " + "\n  - ".join(lines),
+        hint="see the README section 'Configuration' for every key",
+        file=str(path), key=first_key, problems=lines,
+    )
+
+
+def _describe(err) -> str:
+    trail = tuple(err.absolute_path)
+    where = _key(trail)
+    v = err.validator
+    if v == "additionalProperties":
+        schema = err.schema
+        known = sorted(schema.get("properties", {}))
+        extra = [k for k in err.instance if k not in schema.get("properties", {}) and not _pattern_ok(schema, k)]
+        out = []
+        for k in extra:
+            full = _key((*trail, k))
+            close = difflib.get_close_matches(k, known, n=1, cutoff=0.6)
+            tip = f"; did you mean '{_key((*trail, close[0]))}'?" if close else f"; valid keys here: {', '.join(known)}"
+            out.append(f"unknown key '{full}'{tip}")
+        return "; ".join(out)
+    if v == "required":
+        missing = err.message.split("'")[1]
+        return f"missing required key '{_key((*trail, missing))}'"
+    if v == "oneOf" and trail == ("source",):
+        return "[source] needs exactly one of 'topics' or 'topic_pattern'"
+    if v == "enum":
+        allowed = err.validator_value
+        close = difflib.get_close_matches(str(err.instance), [str(a) for a in allowed], n=1, cutoff=0.5)
+        tip = f" (did you mean '{close[0]}'?)" if close else ""
+        return f"'{where}' is {err.instance!r}, expected one of {', '.join(map(str, allowed))}{tip}"
+    if v == "type":
+        want = err.validator_value
+        want = " or ".join(want) if isinstance(want, list) else want
+        return f"'{where}' must be {_article(want)} {want}, not {type(err.instance).__name__} {_safe(where, err.instance)}"
+    if v == "pattern":
+        return f"'{where}' = {_safe(where, err.instance)} does not match the expected form {err.validator_value}"
+    return f"'{where}': {err.message}"
+
+
+def _pattern_ok(schema: dict, key: str) -> bool:
+    return any(re.search(p, key) for p in schema.get("patternProperties", {}))
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+def _safe(key: str, value: Any) -> str:
+    return "(hidden)" if is_secret_key(key) else repr(value)
+
+
+def is_secret_key(key: str) -> bool:
+    k = key.lower()
+    return any(s in k for s in ("password", "secret", "jaas", "token", "credential", "ssl.key", "keystore.key"))
+
+
+def _key(trail: tuple) -> str:
+    out = ""
+    for part in trail:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:  # dotted free-form keys (hoodie.x.y) are quoted, as TOML would need them
+            name = f'"{part}"' if "." in str(part) else str(part)
+            out += f".{name}" if out else name
+    return out
+
+
+def _build(d: dict, path: Path) -> Config:
+    src, sink = d["source"], d["sink"]
+    run = d.get("run", {})
+    schema = d.get("schema", {})
+    spark = {k: str(v) for k, v in d.get("spark", {}).items()}
+    props = {k: _str(v) for k, v in src.get("properties", {}).items()}
+    source = SourceConfig(**{**{k: v for k, v in src.items() if k != "properties"}, "properties": props})
+    sink_cfg = SinkConfig(**{**{k: v for k, v in sink.items() if k != "options"},
+                             "options": {k: _str(v) for k, v in sink.get("options", {}).items()}})
+    run_cfg = RunConfig(**{"checkpoint_dir": f"{sink['path'].rstrip('/')}_cdcsync_checkpoint", **run})
+    if source.startup_mode == "timestamp" and source.startup_timestamp_ms is None:
+        raise ConfigError(f"{path}: startup_mode = 'timestamp' needs 'source.startup_timestamp_ms'",
+                          hint="set source.startup_timestamp_ms = <epoch milliseconds>", file=str(path),
+                          key="source.startup_timestamp_ms")
+    if source.startup_mode == "specific-offsets" and not source.specific_offsets:
+        raise ConfigError(f"{path}: startup_mode = 'specific-offsets' needs 'source.specific_offsets'",
+                          hint='set source.specific_offsets = "partition:0,offset:42;partition:1,offset:300"',
+                          file=str(path), key="source.specific_offsets")
+    return Config(path=path, source=source, sink=sink_cfg, run=run_cfg, schema=SchemaConfig(**schema), spark=spark)
+
+
+def _str(v: Any) -> str:
+    return str(v).lower() if isinstance(v, bool) else str(v)

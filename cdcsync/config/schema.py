@@ -1,0 +1,92 @@
+"""The JSON Schema of config.toml: the contract operators' files are checked against before Spark starts."""
+
+from __future__ import annotations
+
+FORMATS = ["debezium-json", "canal-json", "maxwell-json", "json", "csv", "raw"]
+STARTUP_MODES = ["earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets"]
+METADATA_COLUMNS = ["topic", "partition", "offset", "timestamp", "timestamp-type", "headers", "key"]
+
+_str_list = {"type": "array", "items": {"type": "string", "minLength": 1}}
+_scalar = {"type": ["string", "integer", "number", "boolean"]}
+
+SOURCE = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["bootstrap_servers", "format"],
+    "properties": {
+        "bootstrap_servers": {"type": "string", "minLength": 1},
+        "topics": {**_str_list, "minItems": 1},
+        "topic_pattern": {"type": "string", "minLength": 1},
+        "format": {"enum": FORMATS},
+        "group_id": {"type": "string"},
+        "startup_mode": {"enum": STARTUP_MODES},
+        "startup_timestamp_ms": {"type": "integer", "minimum": 0},
+        "specific_offsets": {"type": "string"},
+        "metadata_columns": {"type": "array", "items": {"enum": METADATA_COLUMNS}, "uniqueItems": True},
+        "header_filter": {"type": "string"},
+        "max_message_bytes": {"type": "integer", "minimum": 1},
+        "csv_columns": _str_list,
+        "csv_field_delimiter": {"type": "string", "minLength": 1, "maxLength": 1},
+        "properties": {"type": "object", "additionalProperties": _scalar},
+    },
+    "oneOf": [{"required": ["topics"]}, {"required": ["topic_pattern"]}],
+}
+
+SINK = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["path", "table_name"],
+    "properties": {
+        "path": {"type": "string", "minLength": 1},
+        "table_name": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        "table_type": {"enum": ["MERGE_ON_READ", "COPY_ON_WRITE"]},
+        "primary_key": _str_list,
+        "ordering_field": {"type": "string"},
+        "partition_by": _str_list,
+        "options": {"type": "object", "additionalProperties": _scalar},
+    },
+}
+
+RUN = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "checkpoint_dir": {"type": "string", "minLength": 1},
+        "trigger_interval": {"type": "string", "pattern": r"^\d+(\.\d+)?\s*(ms|s|m|min|h)$"},
+        "max_records_per_batch": {"type": "integer", "minimum": 1},
+        "max_records_per_second": {"type": "integer", "minimum": 1},
+        "on_bad_record": {"enum": ["fail", "skip", "dead-letter"]},
+        "max_bad_records": {"type": "integer", "minimum": 0},
+        "dead_letter_path": {"type": "string", "minLength": 1},
+    },
+}
+
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "columns": {"type": "object", "additionalProperties": {"type": "string"}},
+        "flatten_nested_columns": {"type": "boolean"},
+        "primitive_as_string": {"type": "boolean"},
+        "on_incompatible": {"enum": ["fail", "dead-letter"]},
+        "validate_with": {"type": "string"},
+    },
+}
+
+SPARK = {
+    "type": "object",
+    "properties": {"master": {"type": "string"}},
+    "patternProperties": {r"^spark\.": _scalar},
+    "additionalProperties": False,
+}
+
+CONFIG_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["source", "sink"],
+    "properties": {"source": SOURCE, "sink": SINK, "run": RUN, "schema": SCHEMA, "spark": SPARK},
+}
+
+# Tables whose keys are free-form and arrive dotted (TOML turns `a.b = 1` into nested tables).
+FREE_FORM = {("source", "properties"), ("sink", "options"), ("spark",), ("schema", "columns")}

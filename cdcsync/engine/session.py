@@ -1,0 +1,66 @@
+"""The one SparkSession: fetched jars through spark.jars (never --packages), Hudi's required settings, and
+defaults sized for a small machine. pyspark is imported here and only here at call time."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from cdcsync.errors import ToolchainError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# Hudi needs Kryo and its session extension; the rest keeps a local run light.
+BASE_CONF = {
+    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "4",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.memory": "2g",
+    "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
+    "spark.hadoop.fs.file.impl.disable.cache": "false",
+}
+
+
+def jars_dir() -> Path:
+    return Path(os.environ.get("CDCSYNC_JARS_DIR", REPO_ROOT / "bundles" / "spark" / "jars"))
+
+
+def spark_jars() -> list[str]:
+    d = jars_dir()
+    jars = sorted(str(p) for p in d.glob("*.jar"))
+    names = " ".join(Path(j).name for j in jars)
+    if "hudi-spark" not in names or "spark-sql-kafka" not in names:
+        raise ToolchainError(
+            f"the Hudi bundle and Spark's Kafka source are missing from {d}",
+            hint="run 'make bundles' (or set CDCSYNC_JARS_DIR to a folder holding them)",
+        )
+    return jars
+
+
+def check_java() -> None:
+    home = os.environ.get("JAVA_HOME")
+    if not (home and (Path(home) / "bin" / "java").exists()) and not shutil.which("java"):
+        raise ToolchainError("Java is not installed", hint="install Java 17 (Debian: apt-get install openjdk-17-jdk-headless)")
+
+
+def build_session(app_name: str = "cdcsync", master: str = "local[2]", conf: dict[str, str] | None = None):
+    check_java()
+    jars = spark_jars()
+    from pyspark.sql import SparkSession
+
+    log4j = Path(__file__).with_name("log4j2.properties")
+    builder = (SparkSession.builder.appName(app_name).master(master).config("spark.jars", ",".join(jars))
+               .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
+               .config("spark.executor.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}"))
+    for k, v in {**BASE_CONF, **(conf or {})}.items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
