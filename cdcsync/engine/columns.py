@@ -1,0 +1,134 @@
+"""Stage 2 of decoding: turn a row image (JSON text) into typed columns, in Spark SQL.
+
+The row is parsed once into a struct of STRING fields (each field's raw JSON text), then every column is cast
+from its text by its *encoding* (how the wire carries the type). A non-null text whose cast comes out null is
+a bad value: the record is reported, never silently nulled.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+# encodings: how the JSON value carries the column's type
+PLAIN = "plain"  # JSON number/bool/string/ISO date text, cast to the type
+JSON_TEXT = "json_text"  # nested object/array kept as its JSON text
+DBZ_DECIMAL = "dbz_decimal"  # Kafka Connect Decimal: base64 big-endian two's complement unscaled value
+DBZ_DATE = "dbz_date"  # days since epoch
+DBZ_TS_MS, DBZ_TS_US, DBZ_TS_NS = "dbz_ts_ms", "dbz_ts_us", "dbz_ts_ns"
+DBZ_TIME_MS, DBZ_TIME_US, DBZ_TIME_NS = "dbz_time_ms", "dbz_time_us", "dbz_time_ns"  # time of day → "HH:mm:ss.ffffff"
+DBZ_ZONED = "dbz_zoned"  # ISO-8601 text with offset
+
+
+@dataclass(frozen=True)
+class Col:
+    name: str
+    type: str  # Spark SQL type: BIGINT, DOUBLE, DECIMAL(p,s), STRING, BOOLEAN, DATE, TIMESTAMP, BINARY
+    encoding: str = PLAIN
+    scale: int = 0  # DBZ_DECIMAL only (also when type is STRING because precision > 38)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(d: dict) -> Col:
+        return Col(**d)
+
+
+def schema_to_json(cols: list[Col]) -> str:
+    return json.dumps([c.to_json() for c in cols], separators=(",", ":"))
+
+
+def schema_from_json(text: str | list | None) -> list[Col]:
+    if not text:
+        return []
+    data = json.loads(text) if isinstance(text, str) else text
+    return [Col.from_json(d) for d in data]
+
+
+def text_struct(names: list[str]) -> str:
+    return "STRUCT<" + ", ".join(f"`{n}`: STRING" for n in names) + ">"
+
+
+def convert(text: Column, col: Col) -> Column:
+    """The typed value of one column from its JSON text."""
+    enc, t = col.encoding, col.type.upper()
+    if enc == DBZ_DECIMAL:
+        digits = _unscaled_digits(text)
+        as_text = _place_point(digits, col.scale)
+        # plain JSON numbers also occur (decimal.format=NUMERIC): they are not base64
+        numeric = text.rlike(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$") & ~text.rlike(r"^[0-9]{4}$")
+        value = F.when(numeric, text).otherwise(as_text)
+        return value if t == "STRING" else value.cast(t)
+    if enc == DBZ_DATE:
+        return F.date_add(F.lit("1970-01-01").cast("date"), text.cast("int"))
+    if enc == DBZ_TS_MS:
+        return F.timestamp_millis(text.cast("long"))
+    if enc == DBZ_TS_US:
+        return F.timestamp_micros(text.cast("long"))
+    if enc == DBZ_TS_NS:
+        return F.timestamp_micros(F.floor(text.cast("long") / 1000).cast("long"))
+    if enc in (DBZ_TIME_MS, DBZ_TIME_US, DBZ_TIME_NS):
+        div = {DBZ_TIME_MS: 1 / 1000, DBZ_TIME_US: 1, DBZ_TIME_NS: 1000}[enc]
+        micros = (text.cast("long") / div).cast("long") if div != 1 else text.cast("long")
+        return F.date_format(F.timestamp_micros(micros), "HH:mm:ss.SSSSSS")
+    if enc == DBZ_ZONED:
+        return F.to_timestamp(text)
+    if t == "STRING":
+        return text
+    if t == "TIMESTAMP":
+        return F.to_timestamp(text)
+    if t == "BOOLEAN":
+        return F.when(F.lower(text).isin("true", "1"), True).when(F.lower(text).isin("false", "0"), False)
+    if t == "BINARY":
+        return F.unbase64(text)
+    return text.cast(t)
+
+
+def _unscaled_digits(b64: Column) -> Column:
+    """Base64 two's-complement bytes → the unscaled integer as decimal text, in JVM lambdas (no Python UDF)."""
+    hx = F.hex(F.unbase64(b64))
+    n = (F.length(hx) / 2).cast("int")
+    negative = F.conv(hx.substr(F.lit(1), F.lit(2)), 16, 10).cast("int") >= 128
+
+    def byte(i: Column) -> Column:
+        return F.conv(hx.substr(i * 2 + 1, F.lit(2)), 16, 10).cast("int")
+
+    def fold(read) -> Column:  # every partial sum fits DECIMAL(38,0) up to 16 bytes
+        return F.aggregate(F.sequence(F.lit(0), n - 1), F.lit(0).cast("decimal(38,0)"),
+                           lambda acc, i: (acc * 256 + read(i)).cast("decimal(38,0)"))
+
+    # a negative number is -(~x + 1): fold the inverted bytes so no intermediate exceeds 2^128
+    value = (F.when(n == 0, F.lit(None))
+             .when(negative, -(fold(lambda i: 255 - byte(i)) + 1))
+             .otherwise(fold(byte)))
+    return value.cast("decimal(38,0)").cast("string")
+
+
+def _place_point(digits: Column, scale: int) -> Column:
+    if scale <= 0:
+        return digits
+    neg = digits.startswith("-")
+    mag = F.when(neg, digits.substr(F.lit(2), F.length(digits))).otherwise(digits)
+    keep = F.greatest(F.length(mag), F.lit(scale + 1))  # at least one digit before the point
+    zeros = F.concat(F.lit("0" * (scale + 1)), mag)
+    padded = zeros.substr(F.length(zeros) - keep + 1, keep)
+    cut = F.length(padded) - scale
+    body = F.concat(padded.substr(F.lit(1), cut), F.lit("."), padded.substr(cut + 1, F.lit(scale)))
+    return F.when(digits.isNull(), None).when(neg, F.concat(F.lit("-"), body)).otherwise(body)
+
+
+def typed_row(row_text: Column, cols: list[Col]) -> tuple[list[Column], Column]:
+    """([typed column per Col], array of names whose value could not be converted)."""
+    parsed = F.from_json(row_text, text_struct([c.name for c in cols]))
+    typed, bad = [], []
+    for c in cols:
+        raw = parsed[c.name]
+        val = convert(raw, c)
+        typed.append(val.alias(c.name))
+        bad.append(F.when(raw.isNotNull() & val.isNull(), F.lit(c.name)))
+    bad_arr = F.filter(F.array(*bad), lambda x: x.isNotNull()) if bad else F.array().cast("array<string>")
+    return typed, bad_arr

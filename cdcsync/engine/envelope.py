@@ -1,0 +1,191 @@
+"""Stage 1 of decoding, in Spark SQL on the executors: each envelope format becomes one uniform change stream.
+
+Output columns (every format):
+  _kafka_topic, _kafka_partition, _kafka_offset, _kafka_timestamp, _kafka_timestamp_type, _kafka_key,
+  _kafka_headers, _value (text), _pos (row index inside a multi-row message), _op ('u' upsert, 'd' delete,
+  's' skip, NULL bad), _skip (why skipped), _bad (reason code), _bad_detail, _table ('db.table' or NULL),
+  _row (the row image as JSON text), _key_row (JSON text of the key when the row image is missing),
+  _ts_ms (event source time), _schema (Debezium schema envelope text, NULL otherwise), _types (Canal mysqlType
+  map as JSON), _pk (key columns the envelope names, as an array).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+_SOURCE = "STRUCT<db: STRING, table: STRING, ts_ms: BIGINT>"
+_DBZ_BODY = f"before STRING, after STRING, op STRING, ts_ms BIGINT, source {_SOURCE}"
+_DBZ = f"STRUCT<schema: STRING, payload: STRUCT<{_DBZ_BODY}>, {_DBZ_BODY}>"
+_CANAL = ("STRUCT<data: ARRAY<STRING>, database: STRING, `table`: STRING, type: STRING, isDdl: BOOLEAN, "
+          "es: BIGINT, ts: BIGINT, pkNames: ARRAY<STRING>, mysqlType: MAP<STRING, STRING>>")
+_MAXWELL = ("STRUCT<database: STRING, `table`: STRING, type: STRING, ts: BIGINT, data: STRING, "
+            "primary_key_columns: ARRAY<STRING>>")
+
+
+def kafka_columns(raw: DataFrame) -> DataFrame:
+    """Rename Spark's Kafka source columns once; keep the raw bytes for dead-lettering."""
+    return raw.select(
+        F.col("topic").alias("_kafka_topic"),
+        F.col("partition").alias("_kafka_partition"),
+        F.col("offset").alias("_kafka_offset"),
+        F.col("timestamp").alias("_kafka_timestamp"),
+        F.col("timestampType").alias("_kafka_timestamp_type"),
+        F.col("key").alias("_kafka_key"),
+        F.col("headers").alias("_kafka_headers") if "headers" in raw.columns else F.lit(None).alias("_kafka_headers"),
+        F.col("value").alias("_raw_value"),
+        F.col("value").cast("string").alias("_value"),
+    )
+
+
+def _invalid_json(text: Column) -> Column:
+    # get_json_object re-parses, but only runs for records whose envelope came out empty
+    return F.get_json_object(text, "$").isNull()
+
+
+def _kafka_ts_ms(df_col_ts: Column) -> Column:
+    return (F.unix_micros(df_col_ts) / 1000).cast("long")
+
+
+def _finish(df: DataFrame, op, skip, bad, bad_detail, table, row, key_row, ts_ms, schema=None, types=None,
+            pk=None, pos=None) -> DataFrame:
+    return df.select(
+        *[c for c in df.columns if c.startswith("_kafka_") or c in ("_value", "_raw_value")],
+        (pos if pos is not None else F.lit(0)).alias("_pos"),
+        op.alias("_op"), skip.alias("_skip"), bad.alias("_bad"), bad_detail.alias("_bad_detail"),
+        table.alias("_table"), row.alias("_row"), key_row.alias("_key_row"),
+        F.coalesce(ts_ms, _kafka_ts_ms(F.col("_kafka_timestamp"))).alias("_ts_ms"),
+        (schema if schema is not None else F.lit(None).cast("string")).alias("_schema"),
+        (types if types is not None else F.lit(None).cast("string")).alias("_types"),
+        (pk if pk is not None else F.lit(None).cast("array<string>")).alias("_pk"),
+    )
+
+
+def debezium(df: DataFrame) -> DataFrame:
+    e = F.from_json(F.col("_value"), _DBZ)
+    df = df.withColumn("_e", e)
+    p = F.col("_e.payload")
+
+    def field(name: str) -> Column:
+        return F.coalesce(p[name], F.col("_e")[name])
+
+    op = field("op")
+    before, after = field("before"), field("after")
+    key_text = F.col("_kafka_key").cast("string")
+    key_row = F.coalesce(F.get_json_object(key_text, "$.payload"), key_text)
+    tombstone = F.col("_value").isNull()
+    bad = (F.when(tombstone, None)
+           .when(op.isNull() & _invalid_json(F.col("_value")), "invalid_json")
+           .when(op.isNull(), "missing_field")
+           .when(~op.isin("c", "r", "u", "d", "t", "m"), "bad_op")
+           .when(op.isin("c", "r", "u") & after.isNull(), "missing_field")
+           .when((op == "d") & before.isNull() & F.col("_kafka_key").isNull(), "missing_key"))
+    detail = (F.when(bad == "invalid_json", "value is not valid JSON")
+              .when((bad == "missing_field") & op.isNull(), "Debezium envelope has no 'op' field")
+              .when(bad == "missing_field", F.concat(F.lit("op '"), op, F.lit("' without an 'after' image")))
+              .when(bad == "bad_op", F.concat(F.lit("unknown Debezium op '"), op, F.lit("'")))
+              .when(bad == "missing_key", "delete with neither a 'before' image nor a Kafka key"))
+    skip = F.when(tombstone, "tombstone").when(op.isin("t", "m"), "unsupported_op")
+    out_op = (F.when(tombstone | op.isin("t", "m"), "s").when(bad.isNotNull(), None)
+              .when(op == "d", "d").otherwise("u"))
+    src = field("source")
+    table = F.when(src.isNotNull(), F.concat_ws(".", src["db"], src["table"]))
+    row = F.when(op == "d", before).otherwise(after)
+    ts = F.coalesce(F.when(src["ts_ms"] != 0, src["ts_ms"]), field("ts_ms"))  # snapshot rows carry 0
+    return _finish(df, out_op, skip, bad, detail, table, row, F.when(op == "d", key_row), ts,
+                   schema=F.col("_e.schema"))
+
+
+def canal(df: DataFrame) -> DataFrame:
+    e = F.from_json(F.col("_value"), _CANAL)
+    df = df.withColumn("_e", e).select("*", F.posexplode_outer("_e.data").alias("_pos", "_elem"))
+    t = F.upper(F.col("_e.type"))
+    ddl = F.coalesce(F.col("_e.isDdl"), F.lit(False)) | ~t.isin("INSERT", "UPDATE", "DELETE")
+    tombstone = F.col("_value").isNull()
+    bad = (F.when(tombstone, None)
+           .when(t.isNull() & _invalid_json(F.col("_value")), "invalid_json")
+           .when(t.isNull(), "missing_field")
+           .when(~ddl & F.col("_elem").isNull(), "missing_field"))
+    detail = (F.when(bad == "invalid_json", "value is not valid JSON")
+              .when(t.isNull(), "Canal message has no 'type' field")
+              .when(bad == "missing_field", "Canal row change without 'data'"))
+    skip = F.when(tombstone, "tombstone").when(ddl, "ddl")
+    op = F.when(skip.isNotNull(), "s").when(bad.isNotNull(), None).when(t == "DELETE", "d").otherwise("u")
+    table = F.concat_ws(".", F.col("_e.database"), F.col("_e.table"))
+    return _finish(df, op, skip, bad, detail, table, F.col("_elem"), F.lit(None).cast("string"),
+                   F.coalesce(F.col("_e.es"), F.col("_e.ts")), types=F.to_json(F.col("_e.mysqlType")),
+                   pk=F.col("_e.pkNames"), pos=F.coalesce(F.col("_pos"), F.lit(0)))
+
+
+def maxwell(df: DataFrame) -> DataFrame:
+    e = F.from_json(F.col("_value"), _MAXWELL)
+    df = df.withColumn("_e", e)
+    t = F.lower(F.col("_e.type"))
+    tombstone = F.col("_value").isNull()
+    rowchange = t.isin("insert", "update", "delete", "bootstrap-insert")
+    bad = (F.when(tombstone, None)
+           .when(t.isNull() & _invalid_json(F.col("_value")), "invalid_json")
+           .when(t.isNull(), "missing_field")
+           .when(rowchange & F.col("_e.data").isNull(), "missing_field"))
+    detail = (F.when(bad == "invalid_json", "value is not valid JSON")
+              .when(t.isNull(), "Maxwell message has no 'type' field")
+              .when(bad == "missing_field", "Maxwell row change without 'data'"))
+    skip = F.when(tombstone, "tombstone").when(~rowchange, F.when(t.startswith("bootstrap"), "bootstrap_marker")
+                                                .otherwise("ddl"))
+    op = F.when(skip.isNotNull(), "s").when(bad.isNotNull(), None).when(t == "delete", "d").otherwise("u")
+    table = F.concat_ws(".", F.col("_e.database"), F.col("_e.table"))
+    return _finish(df, op, skip, bad, detail, table, F.col("_e.data"), F.lit(None).cast("string"),
+                   F.col("_e.ts") * 1000, pk=F.col("_e.primary_key_columns"))
+
+
+def plain_json(df: DataFrame) -> DataFrame:
+    tombstone = F.col("_value").isNull()
+    is_object = F.ltrim(F.col("_value")).startswith("{")
+    bad = (F.when(tombstone, None).when(_invalid_json(F.col("_value")), "invalid_json")
+           .when(~is_object, "not_an_object"))
+    detail = F.when(bad == "invalid_json", "value is not valid JSON").when(bad.isNotNull(), "value is not a JSON object")
+    op = F.when(tombstone, "s").when(bad.isNotNull(), None).otherwise("u")
+    return _finish(df, op, F.when(tombstone, "tombstone"), bad, detail, F.lit(None).cast("string"),
+                   F.col("_value"), F.lit(None).cast("string"), F.lit(None).cast("long"))
+
+
+def csv(df: DataFrame, columns: list[str], delimiter: str) -> DataFrame:
+    schema = ", ".join(f"`{c}` STRING" for c in columns)
+    parsed = F.from_csv(F.col("_value"), schema, {"sep": delimiter, "mode": "PERMISSIVE"})
+    tombstone = F.col("_value").isNull()
+    n_fields = F.size(F.split(F.col("_value"), _regex_escape(delimiter)))
+    bad = F.when(tombstone, None).when(n_fields != len(columns), "bad_field_count")
+    detail = F.when(bad.isNotNull(), F.format_string(f"expected {len(columns)} fields, found %d", n_fields))
+    op = F.when(tombstone, "s").when(bad.isNotNull(), None).otherwise("u")
+    return _finish(df, op, F.when(tombstone, "tombstone"), bad, detail, F.lit(None).cast("string"),
+                   F.to_json(parsed), F.lit(None).cast("string"), F.lit(None).cast("long"))
+
+
+def raw(df: DataFrame) -> DataFrame:
+    tombstone = F.col("_value").isNull()
+    op = F.when(tombstone, "s").otherwise("u")
+    return _finish(df, op, F.when(tombstone, "tombstone"), F.lit(None).cast("string"), F.lit(None).cast("string"),
+                   F.lit(None).cast("string"), F.to_json(F.struct(F.col("_value").alias("value"))),
+                   F.lit(None).cast("string"), F.lit(None).cast("long"))
+
+
+def _regex_escape(ch: str) -> str:
+    return "\\" + ch if ch in r".^$*+?()[]{}|\\" else ch
+
+
+def decode_envelope(raw_df: DataFrame, fmt: str, csv_columns: list[str] | None = None,
+                    csv_delimiter: str = ",") -> DataFrame:
+    df = kafka_columns(raw_df)
+    if fmt == "debezium-json":
+        return debezium(df)
+    if fmt == "canal-json":
+        return canal(df)
+    if fmt == "maxwell-json":
+        return maxwell(df)
+    if fmt == "json":
+        return plain_json(df)
+    if fmt == "csv":
+        return csv(df, csv_columns or [], csv_delimiter)
+    if fmt == "raw":
+        return raw(df)
+    raise ValueError(fmt)

@@ -1,0 +1,140 @@
+"""The one interface every message format implements: bytes in, a list of `Change`s out, `BadRecord` on bad input.
+
+Parsing here is pure Python (no JVM): infer-schema and the tests use it; the Spark path parses the same envelopes
+with Spark expressions and must agree with these decoders on the fixtures.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from cdcsync.schema.types import ColumnType
+
+UPSERT, DELETE, SKIP = "upsert", "delete", "skip"
+
+
+@dataclass(frozen=True, slots=True)
+class Coord:
+    """Where a record was read: one Kafka offset (file inputs use the file name and line number)."""
+
+    topic: str
+    partition: int
+    offset: int
+
+    def __str__(self) -> str:
+        return f"topic {self.topic} partition {self.partition} offset {self.offset}"
+
+    def to_dict(self) -> dict:
+        return {"topic": self.topic, "partition": self.partition, "offset": self.offset}
+
+
+@dataclass(slots=True)
+class Change:
+    op: str  # "upsert" | "delete" | "skip"
+    table: str | None  # "database.table" (or "database.schema.table") when the envelope carries it
+    row: dict | None  # after-image (upsert) or before-image/key (delete); values JSON-typed unless typed=True
+    key_columns: list[str] | None  # primary key when the format carries it
+    declared: dict[str, ColumnType] | None  # types the envelope states (Debezium schema) or hints (Canal mysqlType)
+    ts_ms: int | None  # source event time in ms
+    skip_reason: str | None = None  # "tombstone" | "ddl" | "transaction" | "heartbeat" | "bootstrap" | "truncate"
+    declared_source: str | None = None  # "envelope" (authoritative) | "hint" (strong hint, data may overrule)
+    not_null: frozenset[str] = field(default_factory=frozenset)  # columns the envelope declares NOT NULL
+    text_values: bool = False  # values are text renderings (Canal, CSV): numbers/booleans are parsed from strings
+
+
+class BadRecord(Exception):
+    """A record that is not valid for its format. `reason_code` is stable (dead-letter files and metrics use it)."""
+
+    def __init__(self, reason_code: str, message: str):
+        super().__init__(f"{reason_code}: {message}")
+        self.reason_code = reason_code
+        self.message = message
+
+
+class Decoder(Protocol):
+    name: str
+
+    def parse(self, value: bytes | None, key: bytes | None = None) -> list[Change]: ...
+
+
+def skip(reason: str, table: str | None = None, ts_ms: int | None = None) -> list[Change]:
+    return [Change(SKIP, table, None, None, None, ts_ms, skip_reason=reason)]
+
+
+def load_json(value: bytes, max_bytes: int | None = None) -> Any:
+    """bytes → JSON value, mapping every failure to a BadRecord reason code."""
+    if max_bytes is not None and len(value) > max_bytes:
+        raise BadRecord("oversized", f"{len(value)} bytes is more than the limit of {max_bytes}")
+    try:
+        text = value.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadRecord("invalid_utf8", f"not UTF-8 at byte {e.start}") from None
+    try:
+        return json.loads(text)
+    except RecursionError:  # a pathologically nested document must not crash the consumer
+        raise BadRecord("invalid_json", "nested too deeply") from None
+    except ValueError as e:  # JSONDecodeError, and int literals over Python's digit limit
+        raise BadRecord("invalid_json", str(e)[:200]) from None
+
+
+def load_object(value: bytes, max_bytes: int | None = None) -> dict:
+    doc = load_json(value, max_bytes)
+    if not isinstance(doc, dict):
+        raise BadRecord("not_an_object", f"expected a JSON object, got {_json_kind(doc)}")
+    return doc
+
+
+def require(doc: dict, name: str, kinds: type | tuple[type, ...], where: str = "") -> Any:
+    """doc[name], checked for presence and JSON kind."""
+    if name not in doc:
+        raise BadRecord("missing_field", f"no '{where}{name}' field")
+    v = doc[name]
+    if not isinstance(v, kinds) or (isinstance(v, bool) and bool not in _as_tuple(kinds)):
+        raise BadRecord("bad_value", f"'{where}{name}' is {_json_kind(v)}")
+    return v
+
+
+def optional_int(doc: dict, name: str) -> int | None:
+    v = doc.get(name)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _as_tuple(kinds) -> tuple:
+    return kinds if isinstance(kinds, tuple) else (kinds,)
+
+
+def _json_kind(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "an array"
+    return "an object"
+
+
+def get_decoder(fmt: str, **options) -> Decoder:
+    """The decoder for a `source.format` name. Options: typed, max_bytes, columns, field_delimiter (csv)."""
+    from cdcsync.formats import canal, debezium, delimited, maxwell, plain_json, raw
+
+    registry = {
+        "debezium-json": debezium.DebeziumDecoder,
+        "canal-json": canal.CanalDecoder,
+        "maxwell-json": maxwell.MaxwellDecoder,
+        "json": plain_json.JsonDecoder,
+        "csv": delimited.CsvDecoder,
+        "raw": raw.RawDecoder,
+    }
+    if fmt not in registry:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(registry)}")
+    return registry[fmt](**options)
+
+
+FORMATS = ("debezium-json", "canal-json", "maxwell-json", "json", "csv", "raw")

@@ -1,0 +1,123 @@
+"""The Hudi sink: write options from the config, one upsert per micro-batch carrying its offsets in the commit
+metadata, and reading those offsets back from the timeline (the only place a run resumes from)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from cdcsync.errors import SinkError
+
+META_PREFIX = "_cdcsync."  # hoodie.datasource.write.commitmeta.key.prefix is "_": such options land in the commit
+META_OFFSETS = META_PREFIX + "offsets"  # {"topic": {"partition": next_offset}}
+META_BATCH = META_PREFIX + "batch_id"
+META_LEDGER = META_PREFIX + "ledger"
+META_SCHEMA = META_PREFIX + "schema"
+META_VERSION = META_PREFIX + "version"
+
+ORDER_TS = "_cdc_ts_ms"  # the event's source time
+ORDER_OFFSET = "_cdc_kafka_offset"  # tie-breaker: Kafka order within a partition
+DELETED = "_hoodie_is_deleted"
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    path: str
+    table_name: str
+    table_type: str
+    primary_key: list[str]
+    partition_by: list[str]
+    ordering_fields: list[str]
+    options: dict[str, str]
+
+
+def write_options(spec: TableSpec) -> dict[str, str]:
+    opts = {
+        "hoodie.table.name": spec.table_name,
+        "hoodie.datasource.write.table.name": spec.table_name,
+        "hoodie.datasource.write.table.type": spec.table_type,
+        "hoodie.datasource.write.operation": "upsert" if spec.primary_key else "insert",
+        "hoodie.datasource.write.partitionpath.field": ",".join(spec.partition_by),
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+        "hoodie.datasource.write.precombine.field": ",".join(spec.ordering_fields),
+        "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+        # a delete may only know the key (Debezium without a before image): find the record in any partition
+        "hoodie.index.type": "GLOBAL_SIMPLE" if spec.partition_by else "SIMPLE",
+        "hoodie.simple.index.update.partition.path": "true",
+        "hoodie.upsert.shuffle.parallelism": "4",
+        "hoodie.insert.shuffle.parallelism": "4",
+    }
+    if spec.primary_key:  # keyless json/raw topics are insert-only and Hudi generates the keys
+        opts["hoodie.datasource.write.recordkey.field"] = ",".join(spec.primary_key)
+        complex_key = spec.partition_by or len(spec.primary_key) > 1
+        opts["hoodie.datasource.write.keygenerator.class"] = "org.apache.hudi.keygen." + (
+            "ComplexKeyGenerator" if complex_key else "NonpartitionedKeyGenerator")
+    elif not spec.partition_by:
+        opts["hoodie.datasource.write.keygenerator.class"] = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
+    opts.update(spec.options)  # [sink.options] win: any hoodie.* option passes through
+    return opts
+
+
+def write_batch(df, spec: TableSpec, metadata: dict[str, object]) -> str:
+    """Upsert `df` (with _hoodie_is_deleted) as one Hudi commit carrying `metadata`; returns the instant."""
+    writer = df.write.format("hudi").options(**write_options(spec))
+    for k, v in metadata.items():
+        writer = writer.option(k, v if isinstance(v, str) else json.dumps(v, sort_keys=True))
+    try:
+        writer.mode("append").save(spec.path)
+    except Exception as e:  # py4j wraps the JVM exception; keep its first line, the rest goes to the log
+        raise SinkError(
+            f"Hudi write to {spec.path} failed: {_first_line(e)}",
+            hint="the batch was not committed and will be re-read on restart; check the table path and the "
+            "Spark log above",
+        ) from e
+    return latest_instant(df.sparkSession, spec.path) or ""
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip().splitlines()
+    for line in text:
+        if "Exception" in line or "Error" in line:
+            return line.strip()[:400]
+    return (text[0] if text else repr(e))[:400]
+
+
+def _meta_client(spark, path: str):
+    jvm = spark._jvm
+    conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(spark._jsc.hadoopConfiguration())
+    return jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder().setConf(conf).setBasePath(path).build()
+
+
+def table_exists(spark, path: str) -> bool:
+    jvm = spark._jvm
+    p = jvm.org.apache.hadoop.fs.Path(path.rstrip("/") + "/.hoodie/hoodie.properties")
+    return p.getFileSystem(spark._jsc.hadoopConfiguration()).exists(p)
+
+
+def latest_instant(spark, path: str) -> str | None:
+    if not table_exists(spark, path):
+        return None
+    tl = _meta_client(spark, path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+    last = tl.lastInstant()
+    return last.get().requestedTime() if last.isPresent() else None
+
+
+def last_checkpoint(spark, path: str) -> dict | None:
+    """The newest completed commit that carries cdcsync's offsets (compactions and clusterings carry none)."""
+    if not table_exists(spark, path):
+        return None
+    tl = _meta_client(spark, path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+    it = tl.getReverseOrderedInstants().iterator()
+    while it.hasNext():
+        inst = it.next()
+        md = tl.readCommitMetadata(inst)
+        raw = md.getMetadata(META_OFFSETS)
+        if raw:
+            return {
+                "instant": inst.requestedTime(),
+                "offsets": {t: {int(p): o for p, o in parts.items()} for t, parts in json.loads(raw).items()},
+                "batch_id": int(md.getMetadata(META_BATCH) or 0),
+                "schema": json.loads(md.getMetadata(META_SCHEMA) or "null"),
+                "ledger": json.loads(md.getMetadata(META_LEDGER) or "null"),
+            }
+    return None
