@@ -6,6 +6,7 @@ Thin: options → Security → cdcsync.kafka.probe → a rich table (or one JSON
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -14,31 +15,37 @@ from cdcsync.cli.app import app
 _STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
 
 
+Opt = typer.Option
+
+
 @app.command("probe")
 def probe(
-    bootstrap_servers: str = typer.Option(None, "--bootstrap-servers", "-b", metavar="HOST:PORT[,...]",
-                                          help="Kafka bootstrap address(es); default: source.bootstrap_servers of "
-                                               "--config."),
-    topic: list[str] = typer.Option(None, "--topic", "-t", help="Check that this topic exists (never created), "
-                                    "its partitions and leaders. Repeatable."),
-    group: str = typer.Option(None, "--group", "-g", help="Find this consumer group's coordinator and probe it."),
-    config: Path = typer.Option(None, "--config", "-c", help="config.toml: bootstrap servers and the client "
-                                "security settings in [source.properties]."),
-    timeout: float = typer.Option(5.0, "--timeout", min=0.1, help="Seconds allowed for each endpoint's checks."),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout and nothing else."),
-    security_protocol: str = typer.Option(None, "--security-protocol",
-                                          help="PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL."),
-    sasl_mechanism: str = typer.Option(None, "--sasl-mechanism", help="PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512."),
-    sasl_username: str = typer.Option(None, "--sasl-username"),
-    sasl_password: str = typer.Option(None, "--sasl-password", help="Prefer [source.properties] with ${ENV}."),
-    ssl_cafile: str = typer.Option(None, "--ssl-cafile", help="PEM file of the CA that signed the brokers' certs."),
-    ssl_check_hostname: bool = typer.Option(None, "--ssl-check-hostname/--no-ssl-check-hostname",
-                                            help="Check the certificate names the host (default: on)."),
+    bootstrap_servers: Annotated[str | None, Opt("--bootstrap-servers", "-b", metavar="HOST:PORT[,...]", help=(
+        "Kafka bootstrap address(es); default: source.bootstrap_servers of --config."))] = None,
+    topic: Annotated[list[str] | None, Opt("--topic", "-t", metavar="TOPIC", help=(
+        "Check that this topic exists (never created), its partitions and leaders. Repeatable."))] = None,
+    group: Annotated[str | None, Opt("--group", "-g", help=(
+        "Find this consumer group's coordinator and probe it."))] = None,
+    config: Annotated[Path | None, Opt("--config", "-c", help=(
+        "config.toml: bootstrap servers and the client security settings in \\[source.properties]."))] = None,
+    timeout: Annotated[float, Opt("--timeout", min=0.1, help="Seconds allowed for each endpoint's checks.")] = 5.0,
+    json_out: Annotated[bool, Opt("--json", help="Print one JSON object on stdout and nothing else.")] = False,
+    security_protocol: Annotated[str | None, Opt("--security-protocol",
+                                               help="PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.")] = None,
+    sasl_mechanism: Annotated[str | None, Opt("--sasl-mechanism",
+                                              help="PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.")] = None,
+    sasl_username: Annotated[str | None, Opt("--sasl-username")] = None,
+    sasl_password: Annotated[str | None, Opt("--sasl-password", help=(
+        "Prefer sasl.jaas.config in the config file, with ${ENV}."))] = None,
+    ssl_cafile: Annotated[str | None, Opt("--ssl-cafile", help=(
+        "PEM file of the CA that signed the brokers' certificates."))] = None,
+    ssl_check_hostname: Annotated[bool | None, Opt("--ssl-check-hostname/--no-ssl-check-hostname", help=(
+        "Check that the certificate names the host (default: on)."))] = None,
 ):
     """Name the failing hop between this host and Kafka: DNS, TCP, TLS, SASL, or the brokers' advertised listeners.
 
-    Exit: 0 ok, 1 warnings, 68 DNS, 69 unreachable, 75 leader/coordinator unavailable, 76 TLS or protocol
-    mismatch, 77 authentication/authorization, 78 bad config, 66 topic missing.
+    Exit: 0 ok, 1 warnings, 66 topic missing, 68 DNS, 69 unreachable, 75 leader/coordinator unavailable,
+    76 TLS or protocol mismatch, 77 authentication/authorization, 78 bad config.
     """
     from cdcsync.errors import ConfigError
     from cdcsync.kafka import security as secmod
@@ -66,7 +73,7 @@ def probe(
     except ConfigError as e:
         if json_out:
             _emit(_safe({"status": "error", **e.to_dict()}, secrets))
-            raise typer.Exit(int(e.exit_code)) from None
+            raise SystemExit(int(e.exit_code)) from None
         e.message, e.hint = _safe(e.message, secrets), _safe(e.hint, secrets)
         raise
     data = _safe(report.to_dict(), secrets)
@@ -74,7 +81,8 @@ def probe(
         _emit(data)
     else:
         _render(data)
-    raise typer.Exit(report.exit_code)
+    # SystemExit, not typer.Exit: click returns (drops) typer.Exit's code under standalone_mode=False (app.main)
+    raise SystemExit(report.exit_code)
 
 
 app.command("probe-brokers", help="Same as `cdcsync probe`.")(probe)
@@ -133,8 +141,8 @@ def _render(data: dict) -> None:
                     ("detail", {"ratio": 3}), ("hint", {"ratio": 2}), ("ms", {"justify": "right", "no_wrap": True})):
         table.add_column(col, **kw)
     for c in data["checks"]:
-        who = {"broker": f"broker {c['broker_id']} ", "coordinator": "coordinator ",
-               "bootstrap": "bootstrap "}.get(c["role"], f"{c['role']} ")
+        who = {"broker": f"broker {c['broker_id']} " if c["broker_id"] is not None else "",
+               "coordinator": "coordinator ", "bootstrap": "bootstrap "}.get(c["role"], f"{c['role']} ")
         table.add_row(c["layer"], who + c["target"], Text(c["status"], style=_STYLE[c["status"]]), c["detail"],
                       c["hint"] or "", "" if c["ms"] is None else f"{c['ms']:.1f}")
     console.print(table)

@@ -61,6 +61,21 @@ def build_session(app_name: str = "cdcsync", master: str = "local[2]", conf: dic
                .config("spark.executor.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}"))
     for k, v in {**BASE_CONF, **(conf or {})}.items():
         builder = builder.config(k, v)
-    spark = builder.getOrCreate()
+    spark = _with_stdout_on_stderr(builder.getOrCreate)
     spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+def _with_stdout_on_stderr(start):
+    """The JVM inherits our fd 1 at launch; give it fd 2 instead, so nothing it prints can corrupt `--json`."""
+    import sys
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        return start()
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)

@@ -12,7 +12,6 @@ import ssl
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka import wire
@@ -25,7 +24,9 @@ HOSTNAME_CODES = (62, 64)  # X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS
 UNTRUSTED_CODES = (2, 18, 19, 20, 21)  # unknown issuer, self-signed, no local issuer, cannot verify leaf
 INTERNAL_SUFFIXES = (".svc.cluster.local", ".cluster.local", ".svc", ".internal", ".local", ".localdomain", ".lan",
                      ".home.arpa")
-CGNAT = ipaddress.ip_network("100.64.0.0/10")
+# RFC 1918, carrier-grade NAT (RFC 6598) and IPv6 unique-local: reachable only inside their own network
+PRIVATE_NETS = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
+                                                  "fc00::/7")]
 ADVERTISED_FIX = "set advertised.listeners to an address clients can reach, or add a listener for external clients"
 
 
@@ -121,8 +122,9 @@ class Hop:
             self.failure = c
         return c
 
-    def fail(self, layer: str, t0: float, code: int, problem: str, hint: str, detail: str | None = None) -> None:
-        self.add(layer, FAIL, detail or problem, t0, code=int(code), hint=hint, finding=f"{self.who} {problem}")
+    def fail(self, layer: str, t0: float, code: int, problem: str, hint: str, raw: str | None = None) -> None:
+        detail = f"{problem}: {raw}" if raw and raw not in problem else problem
+        self.add(layer, FAIL, detail, t0, code=int(code), hint=hint, finding=f"{self.who} {problem}")
 
     def skip(self, layers: list[str], after: str) -> None:
         for layer in layers:
@@ -200,9 +202,9 @@ def _classify(hop: Hop, layer: str, e: WireError, t0: float, sec: Security, ctx,
         if k == "nxdomain":
             return hop.fail(layer, t0, ExitCode.DNS, "does not resolve from this host",
                             ADVERTISED_FIX if outsider else "check the host name in bootstrap.servers, or use a "
-                            "name or address this host's DNS can resolve", detail=msg)
+                            "name or address this host's DNS can resolve", raw=e.facts.get("reason"))
         return hop.fail(layer, t0, ExitCode.DNS, f"could not be resolved: the DNS resolver did not answer in {t}",
-                        "check /etc/resolv.conf and that the DNS server is reachable from this host", detail=msg)
+                        "check /etc/resolv.conf and that the DNS server is reachable from this host", raw=msg)
     if layer == "tcp":
         if k == "refused":
             return hop.fail(layer, t0, ExitCode.UNREACHABLE, f"refuses connections (nothing listens on port "
@@ -210,61 +212,65 @@ def _classify(hop: Hop, layer: str, e: WireError, t0: float, sec: Security, ctx,
                             "the broker advertises a port it does not listen on here: make advertised.listeners "
                             "match listeners (host and port), or fix the port mapping" if outsider else
                             "check the port and that the broker is running; a listener bound to 127.0.0.1 only "
-                            "accepts clients on its own host", detail=msg)
+                            "accepts clients on its own host", raw=msg)
         if k == "unreachable":
             return hop.fail(layer, t0, ExitCode.UNREACHABLE, "has no network route from this host",
                             ADVERTISED_FIX if outsider else "check routing/VPN between this host and the cluster",
-                            detail=msg)
+                            raw=msg)
         return hop.fail(layer, t0, ExitCode.UNREACHABLE, f"does not answer TCP within {t}",
                         "a firewall or security group drops the traffic, or the address is not routable from here; "
-                        + (ADVERTISED_FIX if outsider else "open the port to this host"), detail=msg)
+                        + (ADVERTISED_FIX if outsider else "open the port to this host"), raw=msg)
     if layer == "tls":
         return _classify_tls(hop, e, t0, sec, addr, sniff_deadline)
     if layer == "api-versions":
         if k == "tls_reply" or (k in ("closed", "timeout") and not sec.tls and wire.speaks_tls(addr, hop.host,
                                                                                           sniff_deadline)):
-            return hop.fail(layer, t0, ExitCode.TLS, "speaks TLS but the client is plaintext: protocol mismatch "
-                            + ("(the reply starts with 0x15 0x03, a TLS alert)" if k == "tls_reply" else ""),
+            why = ": the reply starts with 0x15 0x03, a TLS alert)" if k == "tls_reply" else ")"
+            return hop.fail(layer, t0, ExitCode.TLS, f"is a TLS listener but the client speaks plaintext (protocol "
+                            f"mismatch{why}",
                             "set security.protocol = SSL (or SASL_SSL) and ssl.ca.location to the broker's CA, or "
-                            "use the broker's plaintext listener port", detail=msg)
+                            "use the broker's plaintext listener port", raw=msg)
         if k == "timeout":
             return hop.fail(layer, t0, ExitCode.TLS, f"accepts TCP but does not answer a Kafka request within {t}",
                             "is this a Kafka broker listener (not a KRaft controller port or another service)?",
-                            detail=msg)
+                            raw=msg)
         return hop.fail(layer, t0, ExitCode.TLS, f"does not speak the Kafka protocol here ({msg})",
-                        "check the port: it should be a broker listener of this cluster", detail=msg)
+                        "check the port: it should be a broker listener of this cluster", raw=msg)
     if layer == "sasl":
         if k == "not_offered":
-            return hop.fail(layer, t0, ExitCode.TLS, f"does not offer SASL but security.protocol is {sec.protocol}: "
-                            "protocol mismatch", f"set security.protocol = {'SSL' if sec.tls else 'PLAINTEXT'} for "
-                            "this listener, or use the broker's SASL listener port", detail=msg)
+            plain = "SSL" if sec.tls else "PLAINTEXT"
+            return hop.fail(layer, t0, ExitCode.TLS, f"does not offer SASL but security.protocol is {sec.protocol} "
+                            "(protocol mismatch: SASL expected but not offered)",
+                            f"set security.protocol = {plain} for this listener, or use the broker's SASL listener "
+                            "port", raw=msg)
         if k == "mechanism":
             enabled = e.facts.get("enabled") or []
             return hop.fail(layer, t0, ExitCode.AUTH, f"rejects SASL mechanism {sec.sasl_mechanism} (the listener "
                             f"enables {', '.join(enabled) or 'none'})",
-                            f"set sasl.mechanism to one of: {', '.join(enabled) or 'none'}", detail=msg)
+                            f"set sasl.mechanism to one of: {', '.join(enabled) or 'none'}", raw=msg)
         if k == "auth_failed":
+            where = ("the broker's PLAIN users (user_<name>=\"<password>\" in its JAAS config)"
+                     if sec.sasl_mechanism == "PLAIN" else
+                     f"the broker's SCRAM credentials (kafka-configs --alter --add-config "
+                     f"'{sec.sasl_mechanism}=[password=...]' --entity-type users --entity-name {sec.username})")
             return hop.fail(layer, t0, ExitCode.AUTH, f"rejects SASL authentication for user {sec.username!r} with "
                             f"{sec.sasl_mechanism}", "check the username and password (sasl.jaas.config or "
-                            "--sasl-username/--sasl-password); for SCRAM the user needs credentials for this "
-                            f"mechanism (kafka-configs --alter --add-config '{sec.sasl_mechanism}=[password=...]' "
-                            f"--entity-type users --entity-name {sec.username})", detail=f"SASL authentication "
-                            f"failed: {msg}")
+                            f"--sasl-username/--sasl-password) against {where}", raw=msg)
         return hop.fail(layer, t0, ExitCode.AUTH, f"SASL authentication did not complete ({msg})",
-                        "check sasl.mechanism and credentials; the broker log names the reason", detail=msg)
+                        "check sasl.mechanism and credentials; the broker log names the reason", raw=msg)
     # metadata
     if k == "closed" and not sec.sasl:
         enabled = _sasl_listener(addr, hop.host, sec, ctx, sniff_deadline)
         if enabled:
             return hop.fail(layer, t0, ExitCode.TLS, f"requires SASL (enabled: {', '.join(enabled)}) but "
-                            f"security.protocol is {sec.protocol}: protocol mismatch",
+                            f"security.protocol is {sec.protocol} (protocol mismatch: SASL offered but not used)",
                             f"set security.protocol = {'SASL_SSL' if sec.tls else 'SASL_PLAINTEXT'}, sasl.mechanism "
-                            "and sasl.jaas.config (or --sasl-mechanism/--sasl-username/--sasl-password)", detail=msg)
+                            "and sasl.jaas.config (or --sasl-mechanism/--sasl-username/--sasl-password)", raw=msg)
     if k == "timeout":
         return hop.fail(layer, t0, ExitCode.UNREACHABLE, f"did not answer Metadata within {t}",
-                        "the broker is overloaded or stuck: check its log", detail=msg)
+                        "the broker is overloaded or stuck: check its log", raw=msg)
     return hop.fail(layer, t0, ExitCode.TLS, f"failed the Metadata request ({msg})",
-                    "the broker log names the reason", detail=msg)
+                    "the broker log names the reason", raw=msg)
 
 
 def _classify_tls(hop: Hop, e: WireError, t0: float, sec: Security, addr, sniff_deadline: float) -> None:
@@ -274,31 +280,31 @@ def _classify_tls(hop: Hop, e: WireError, t0: float, sec: Security, addr, sniff_
         names = _sans(cert) or "none"
         if code in HOSTNAME_CODES:
             return hop.fail("tls", t0, ExitCode.TLS, f"presents a TLS certificate that does not match the host "
-                            f"name {hop.host} (it names {names})",
+                            f"name {hop.host}: certificate verification failed (it names {names})",
                             f"connect with a name the certificate lists, or reissue it with {hop.host} in its "
                             "subjectAltName (--no-ssl-check-hostname only to test)",
-                            detail=f"certificate verification failed: hostname check: {e.message}")
+                            raw=e.message)
         if code == 10:
             return hop.fail("tls", t0, ExitCode.TLS, f"presents an expired TLS certificate (notAfter "
                             f"{cert.get('notAfter', '?')})", "renew the broker certificate",
-                            detail=f"certificate verification failed: {e.message}")
+                            raw=e.message)
         if code == 9:
             return hop.fail("tls", t0, ExitCode.TLS, "presents a TLS certificate that is not valid yet",
                             "check the clock of this host and of the CA that issued it",
-                            detail=f"certificate verification failed: {e.message}")
+                            raw=e.message)
         issuer = _name(cert.get("issuer", ())) or "?"
         trust = sec.ssl_cafile or ("inline PEM" if sec.ssl_cadata else "the system CAs")
         return hop.fail("tls", t0, ExitCode.TLS, f"presents a TLS certificate (issuer {issuer}) that "
                         f"{trust} does not trust: certificate verification failed",
                         "set ssl.ca.location (or --ssl-cafile) to the PEM of the CA that signed the broker "
-                        "certificate", detail=f"certificate verification failed: {e.message} (code {code})")
+                        "certificate", raw=f"{e.message} (code {code})")
     if e.kind in ("closed", "not_tls") and _plaintext_listener(addr, sniff_deadline):
-        return hop.fail("tls", t0, ExitCode.TLS, "is a plaintext listener but the client uses TLS: protocol "
-                        "mismatch", f"set security.protocol = {'SASL_PLAINTEXT' if sec.sasl else 'PLAINTEXT'} for "
-                        "this listener, or use the broker's SSL listener port", detail=e.message)
+        return hop.fail("tls", t0, ExitCode.TLS, "is a plaintext listener but the client speaks TLS (protocol "
+                        "mismatch)", f"set security.protocol = {'SASL_PLAINTEXT' if sec.sasl else 'PLAINTEXT'} for "
+                        "this listener, or use the broker's SSL listener port", raw=e.message)
     return hop.fail("tls", t0, ExitCode.TLS, f"TLS handshake failed ({e.message})",
                     "check the listener's protocol, TLS versions and ciphers; the broker log names the reason",
-                    detail=e.message)
+                    raw=e.message)
 
 
 def _plaintext_listener(addr, deadline: float) -> bool:
@@ -401,7 +407,7 @@ def host_classes(host: str, addresses: list[str] = ()) -> set[str]:
             out.add("loopback")
         elif ip.is_link_local:
             out.add("link-local")
-        elif ip.is_private or (ip.version == 4 and ip in CGNAT):
+        elif any(ip.version == n.version and ip in n for n in PRIVATE_NETS):
             out.add("private")
     return out
 
@@ -635,7 +641,7 @@ def _group(report: Report, primary: Hop, group: str, sec: Security, ctx, timeout
 
 
 def _skip_rest(report: Report, topics: list[str], group: str | None, why: str) -> None:
-    report.checks.append(Check("broker", "advertised listeners", "dns", SKIP, f"not tried: {why}"))
+    report.checks.append(Check("broker", "advertised listeners", "metadata", SKIP, f"not tried: {why}"))
     for t in topics:
         report.checks.append(Check("topic", t, "topic", SKIP, f"not checked: {why}"))
     if group:

@@ -97,7 +97,8 @@ def resolve(host: str, port: int, deadline: float) -> list[tuple[int, tuple]]:
     if "err" in box:
         e = box["err"]
         kind = "temporary" if getattr(e, "errno", None) == socket.EAI_AGAIN else "nxdomain"
-        raise WireError(kind, f"{host} does not resolve ({e.strerror or e})", errno=getattr(e, "errno", None))
+        raise WireError(kind, f"{host} does not resolve ({e.strerror or e})", errno=getattr(e, "errno", None),
+                        reason=e.strerror or str(e))
     seen, out = set(), []
     for family, _, _, _, sockaddr in box["ok"]:
         if sockaddr[:2] not in seen:
@@ -119,7 +120,7 @@ def connect_tcp(addrs: list[tuple[int, tuple]], deadline: float) -> tuple[socket
             sock.connect(sockaddr)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             return sock, sockaddr[0], failures
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             kinds.append("timeout")
             failures.append(f"{sockaddr[0]}: no answer (timed out)")
         except WireError:
@@ -175,7 +176,7 @@ def tls_handshake(sock: socket.socket, ctx: ssl.SSLContext, host: str, deadline:
         raise WireError("verify", e.verify_message or str(e), verify_code=e.verify_code) from None
     except (ssl.SSLEOFError, ssl.SSLZeroReturnError, ConnectionError) as e:
         raise WireError("closed", f"the server closed the connection during the TLS handshake ({e})") from None
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         raise WireError("timeout", "no TLS handshake reply (timed out)") from None
     except ssl.SSLError as e:
         kind = "not_tls" if e.reason in ("WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE") else "handshake"
@@ -243,7 +244,7 @@ class Session:
         try:
             self.sock.settimeout(remaining(self.deadline))
             self.sock.sendall(self.proto.send_bytes())
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise WireError("timeout", "timed out sending the request") from None
         except OSError as e:
             raise WireError("closed", f"the connection was closed ({e.strerror or e})") from None
@@ -264,7 +265,7 @@ class Session:
             try:
                 self.sock.settimeout(remaining(self.deadline))
                 chunk = self.sock.recv(min(n - len(buf), 1 << 16))
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 raise WireError("timeout", "no reply (timed out)") from None
             except ssl.SSLError as e:
                 raise WireError("closed", f"TLS error while reading ({e.reason or e})") from None
@@ -357,7 +358,8 @@ def _topic(t, version: int) -> dict:
     return {
         "name": name, "error_code": error_code, "error": error_name(error_code) if error_code else None,
         "internal": is_internal,
-        "partitions": sorted(
-            ({"partition": p[1], "error_code": p[0], "leader": p[2], "replicas": list(p[-tail]),
-              "isr": list(p[1 - tail]), "offline_replicas": list(p[-1]) if tail == 3 else []} for p in parts), key=lambda p: p["partition"]),
+        "partitions": sorted(({
+            "partition": p[1], "error_code": p[0], "leader": p[2], "replicas": list(p[-tail]),
+            "isr": list(p[1 - tail]), "offline_replicas": list(p[-1]) if tail == 3 else [],
+        } for p in parts), key=lambda p: p["partition"]),
     }

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 MAX_PRECISION = 38
 BIGINT_DIGITS = 19  # digits of 2**63-1: a BIGINT merged with a DECIMAL needs 19 integer digits
 BIGINT_MIN, BIGINT_MAX = -(2**63), 2**63 - 1
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     BOOLEAN = "BOOLEAN"
     BIGINT = "BIGINT"
     DECIMAL = "DECIMAL"

@@ -151,7 +151,7 @@ def exact_decimal_type(v) -> ColumnType | None:
     return None
 
 
-def seen_type_for(declared: ColumnType, v, text: bool = False) -> ColumnType | None:
+def seen_type_for(declared: ColumnType, v) -> ColumnType | None:
     """The type `v` shows when read as `declared` would read it: exact decimals, numbers and booleans in strings.
 
     A declared type parses strings (Flink's JSON format does the same), so strings are read as text here.
@@ -171,11 +171,11 @@ def seen_type_for(declared: ColumnType, v, text: bool = False) -> ColumnType | N
     return classify(v)
 
 
-def fits(declared: ColumnType, v, text: bool = False) -> bool:
+def fits(declared: ColumnType, v) -> bool:
     """Does `declared` read `v` without loss?"""
     if declared.kind is Kind.STRING or v is None:
         return True
-    seen = seen_type_for(declared, v, text)
+    seen = seen_type_for(declared, v)
     return widen(seen, declared) == declared
 
 

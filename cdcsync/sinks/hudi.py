@@ -15,8 +15,9 @@ META_LEDGER = META_PREFIX + "ledger"
 META_SCHEMA = META_PREFIX + "schema"
 META_VERSION = META_PREFIX + "version"
 
-ORDER_TS = "_cdc_ts_ms"  # the event's source time
-ORDER_OFFSET = "_cdc_kafka_offset"  # tie-breaker: Kafka order within a partition
+# One ordering field, because hudi-rs (the independent reader) takes only one: fixed-width text that sorts as
+# (event source time ms, Kafka offset, row index inside a multi-row message).
+ORDER = "_cdc_order"
 DELETED = "_hoodie_is_deleted"
 
 

@@ -1,0 +1,226 @@
+"""`cdcsync infer-schema`: sample a topic (or a file), infer one schema per source table, print it. No JVM."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cdcsync.cli.app import app
+
+OUTPUTS = ("table", "json-schema", "spark-ddl", "toml")
+
+
+@app.command("infer-schema")
+def infer_schema(
+    config: Annotated[Path | None, typer.Argument(help="config.toml; the flags below override its settings.")] = None,
+    bootstrap_servers: Annotated[str | None, typer.Option("--bootstrap-servers", "-b",
+                                                          help="host:port[,host:port]")] = None,
+    topic: Annotated[list[str] | None, typer.Option("--topic", "-t", help="Topic to sample (repeatable).")] = None,
+    formats: Annotated[list[str] | None, typer.Option(
+        "--format", "-f",
+        help="Message format (debezium-json, canal-json, maxwell-json, json, csv, raw). Also accepts an output "
+             "format (table, json-schema, spark-ddl, toml): the two sets of names do not overlap, so "
+             "'--format json-schema' and '--format canal-json --format toml' both work. Repeatable.")] = None,
+    output: Annotated[str | None, typer.Option("--output", "-o",
+                                               help="table (default) | json-schema | spark-ddl | toml")] = None,
+    max_records: Annotated[int, typer.Option("--max-records-per-partition", "-n", min=1,
+                                             help="Records read from the start of each partition.")] = 50,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds to wait for the sample.")] = 30.0,
+    from_file: Annotated[Path | None, typer.Option(
+        "--from-file", help="Read messages from a file (one per line) instead of Kafka.")] = None,
+    flatten: Annotated[bool | None, typer.Option("--flatten-nested-columns/--no-flatten-nested-columns",
+                                                 help="Nested objects become `a.b` columns.")] = None,
+    as_string: Annotated[bool | None, typer.Option("--primitive-as-string/--no-primitive-as-string",
+                                                   help="Infer every primitive value as STRING.")] = None,
+    columns: Annotated[list[str] | None, typer.Option(
+        "--column", help="NAME=TYPE declared type (repeatable), added to schema.columns, "
+                         "e.g. --column 'price=DECIMAL(18,2)'.")] = None,
+    csv_columns: Annotated[str | None, typer.Option("--csv-columns",
+                                                    help="Comma-separated names of the csv fields.")] = None,
+):
+    """Infer the schema of a CDC topic from a sample of its records and print it.
+
+    stdout carries only the schema (a table, JSON Schema 2020-12, Spark DDL, or a schema.columns TOML block);
+    progress and warnings go to stderr. Reads from the beginning of each partition without a consumer group and
+    never commits or creates topics. Exit 66 when a topic is missing or holds no records, 65 when no sampled
+    record decodes, 79 when the data contradicts a declared type.
+    """
+    from cdcsync.formats import FORMATS
+
+    message_fmt, out = _split_formats(formats or [], output, FORMATS)
+    src = _Source.build(config, bootstrap_servers, topic, message_fmt, from_file, csv_columns)
+    options = _options(src.schema_config, flatten, as_string, columns)
+    tables = _infer(src, options, max_records, timeout)
+    _print(tables, out)
+
+
+def _split_formats(values: list[str], output: str | None, message_formats) -> tuple[str | None, str]:
+    message, outs = None, []
+    for v in values:
+        if v in message_formats:
+            if message and message != v:
+                raise typer.BadParameter(f"two message formats given: {message} and {v}", param_hint="--format")
+            message = v
+        elif v in OUTPUTS:
+            outs.append(v)
+        else:
+            raise typer.BadParameter(f"{v!r} is neither a message format ({', '.join(message_formats)}) nor an "
+                                     f"output format ({', '.join(OUTPUTS)})", param_hint="--format")
+    if output is not None and output not in OUTPUTS:
+        raise typer.BadParameter(f"{output!r} is not one of {', '.join(OUTPUTS)}", param_hint="--output")
+    chosen = set(outs) | ({output} if output else set())
+    if len(chosen) > 1:
+        raise typer.BadParameter(f"several output formats given: {', '.join(sorted(chosen))}", param_hint="--output")
+    return message, (chosen.pop() if chosen else "table")
+
+
+class _Source:
+    """Where the sample comes from and how to decode it: config.toml with flags on top."""
+
+    def __init__(self):
+        self.servers: str | None = None
+        self.topics: list[str] | None = None
+        self.pattern: str | None = None
+        self.format: str | None = None
+        self.decoder_options: dict = {}
+        self.client_kwargs: dict = {}
+        self.schema_config = None
+        self.file: Path | None = None
+
+    @classmethod
+    def build(cls, config, servers, topics, fmt, from_file, csv_columns) -> _Source:
+        s = cls()
+        if config is not None:
+            from cdcsync.config import load_config
+            from cdcsync.kafka.security import from_properties
+
+            cfg = load_config(config)
+            src = cfg.source
+            s.servers, s.topics, s.pattern, s.format = src.bootstrap_servers, src.topics, src.topic_pattern, src.format
+            s.decoder_options = {"max_bytes": src.max_message_bytes}
+            if src.format == "csv":
+                s.decoder_options.update(columns=src.csv_columns, field_delimiter=src.csv_field_delimiter)
+            s.client_kwargs = from_properties(src.properties).kafka_python_kwargs()
+            s.schema_config = cfg.schema
+        s.servers = servers or s.servers
+        if topics:
+            s.topics, s.pattern = list(topics), None
+        s.format = fmt or s.format
+        if csv_columns:
+            s.decoder_options["columns"] = [c.strip() for c in csv_columns.split(",") if c.strip()]
+        s.file = from_file
+        if s.format is None:
+            raise typer.BadParameter("give the message format (--format debezium-json …) or a config file",
+                                     param_hint="--format")
+        if s.file is None and not (s.servers and (s.topics or s.pattern)):
+            raise typer.BadParameter("give --bootstrap-servers and --topic, a config file, or --from-file",
+                                     param_hint="--topic")
+        return s
+
+    def records(self, max_records: int, timeout: float, warn):
+        if self.file is not None:
+            return _file_records(self.file)
+        from cdcsync.kafka.sample import sample
+
+        return sample(self.servers, self.topics, self.pattern, max_per_partition=max_records, timeout_s=timeout,
+                      client_kwargs=self.client_kwargs, warn=warn)
+
+    def describe(self) -> str:
+        if self.file is not None:
+            return str(self.file)
+        return ", ".join(self.topics) if self.topics else f"topics matching {self.pattern!r}"
+
+
+def _file_records(path: Path):
+    from cdcsync.errors import ConfigError
+    from cdcsync.formats import Coord
+
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror}", hint="pass a readable file to --from-file") from None
+    for i, line in enumerate(data.splitlines()):
+        if line.strip():
+            yield Coord(path.name, 0, i), None, line
+
+
+def _options(schema_config, flatten, as_string, columns):
+    from cdcsync.schema import InferOptions
+
+    base = InferOptions.from_config(schema_config) if schema_config is not None else InferOptions()
+    declared = dict(base.columns)
+    for item in columns or []:
+        name, sep, ctype = item.partition("=")
+        if not sep or not name.strip():
+            raise typer.BadParameter(f"{item!r} is not NAME=TYPE", param_hint="--column")
+        declared[name.strip()] = ctype.strip()
+    return InferOptions(
+        columns=declared,
+        flatten_nested_columns=base.flatten_nested_columns if flatten is None else flatten,
+        primitive_as_string=base.primitive_as_string if as_string is None else as_string,
+    )
+
+
+def _infer(src: _Source, options, max_records: int, timeout: float):
+    from cdcsync.errors import CdcsyncError
+    from cdcsync.exit_codes import ExitCode
+    from cdcsync.formats import BadRecord, get_decoder
+    from cdcsync.reporting import make_reporter
+    from cdcsync.schema import SchemaInferrer
+
+    reporter = make_reporter()
+    decoder = get_decoder(src.format, **{k: v for k, v in src.decoder_options.items() if v is not None})
+    inferrer = SchemaInferrer(options)
+    read, bad, examples = 0, Counter(), []
+    reporter.info(f"sampling {src.describe()} ({src.format}, up to {max_records} records per partition)")
+    for coord, key, value in src.records(max_records, timeout, reporter.warn):
+        read += 1
+        try:
+            changes = decoder.parse(value, key)
+        except BadRecord as e:
+            bad[e.reason_code] += 1
+            if len(examples) < 3:
+                examples.append(f"{coord}: {e.reason_code}: {e.message}")
+            continue
+        for ch in changes:
+            inferrer.observe(ch, coord)
+    for line in examples:
+        reporter.warn(f"bad record at {line}")
+    for w in inferrer.warnings[:10]:
+        reporter.warn(w)
+    for name in inferrer.unseen_declared():
+        reporter.warn(f"schema.columns.{name} is declared but no sampled record has it")
+    tables = inferrer.result()
+    reporter.event("sampled", records=read, bad=sum(bad.values()), bad_reasons=dict(bad),
+                   skipped=dict(inferrer.skipped), tables=list(tables))
+    if read == 0:
+        raise CdcsyncError(f"no records to infer a schema from: {src.describe()} is empty",
+                           hint="produce some records first, or point at a topic that has them",
+                           exit_code=ExitCode.TOPIC_MISSING)
+    if not tables and bad:
+        raise CdcsyncError(f"none of the {read} sampled records decodes as {src.format}",
+                           hint="check source.format / --format against a record (see the warnings above)",
+                           exit_code=ExitCode.BAD_RECORD, bad_reasons=dict(bad))
+    return tables
+
+
+def _print(tables, out: str) -> None:
+    from cdcsync.reporting import emit_json
+    from cdcsync.schema import render
+
+    if out == "json-schema":
+        emit_json(render.json_schema(tables))
+    elif out == "spark-ddl":
+        typer.echo(render.spark_ddl(tables))
+    elif out == "toml":
+        typer.echo(render.toml_columns(tables))
+    else:
+        from rich.console import Console
+
+        console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 200)
+        for table in render.rich_tables(tables):
+            console.print(table)

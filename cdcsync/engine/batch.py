@@ -1,0 +1,244 @@
+"""One micro-batch: a bounded Kafka read → envelope → columns → typed rows → classify → one Hudi commit.
+
+Every record ends in exactly one class (upserted, deleted, skipped, bad); the counts per partition form the
+batch's ledger, which travels in the Hudi commit with the offsets.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from cdcsync import __version__
+from cdcsync.engine.batch_schema import infer_batch_columns
+from cdcsync.engine.columns import Col, schema_to_json, typed_row
+from cdcsync.engine.envelope import decode_envelope
+from cdcsync.engine.evolution import Change, merge
+from cdcsync.engine.faults import maybe_crash
+from cdcsync.errors import ConfigError, DecodeError, LedgerError
+from cdcsync.kafka.offsets import Offsets
+from cdcsync.sinks import hudi
+
+# Kafka client properties Spark's source manages itself (it rejects some of them outright).
+_SPARK_MANAGED = {"auto.offset.reset", "enable.auto.commit", "group.id", "key.deserializer", "value.deserializer",
+                  "interceptor.classes"}
+_META_NAMES = {"topic": "_kafka_topic", "partition": "_kafka_partition", "offset": "_kafka_offset",
+               "timestamp": "_kafka_timestamp", "timestamp-type": "_kafka_timestamp_type",
+               "headers": "_kafka_headers", "key": "_kafka_key"}
+CLASSES = ("upserted", "deleted", "skipped", "bad")
+
+
+@dataclass
+class TableState:
+    """What the engine knows of the target table between batches."""
+
+    spec: hudi.TableSpec
+    columns: list[Col] = field(default_factory=list)
+    key_known: bool = False
+
+
+@dataclass
+class BatchResult:
+    batch_id: int
+    start: Offsets
+    end: Offsets
+    instant: str | None
+    ledger: dict[str, dict[str, int]]  # "topic/partition" -> counts
+    changes: list[Change]
+    bad_samples: list[dict]
+
+    def totals(self) -> dict[str, int]:
+        out = {k: 0 for k in ("messages", "rows", *CLASSES)}
+        for counts in self.ledger.values():
+            for k in out:
+                out[k] += counts.get(k, 0)
+        return out
+
+
+def read_range(spark, source, start: Offsets, end: Offsets) -> DataFrame:
+    """A bounded batch read of [start, end) per partition with Spark's Kafka source."""
+    opts = {
+        "kafka.bootstrap.servers": source.bootstrap_servers,
+        "assign": json.dumps({t: sorted(parts) for t, parts in start.items()}),
+        "startingOffsets": json.dumps({t: {str(p): o for p, o in parts.items()} for t, parts in start.items()}),
+        "endingOffsets": json.dumps({t: {str(p): o for p, o in parts.items()} for t, parts in end.items()}),
+        "failOnDataLoss": "true",
+        "includeHeaders": "true",
+    }
+    for k, v in source.properties.items():
+        if k not in _SPARK_MANAGED:
+            opts[f"kafka.{k}"] = v
+    return spark.read.format("kafka").options(**opts).load()
+
+
+def _any_null(cols: list[Column]) -> Column:
+    out = F.lit(False)
+    for c in cols:
+        out = out | c.isNull()
+    return out
+
+
+def resolve_primary_key(cfg, env: DataFrame, state: TableState) -> list[str]:
+    if cfg.sink.primary_key:
+        return list(cfg.sink.primary_key)
+    if state.spec.primary_key:
+        return list(state.spec.primary_key)
+    fmt = cfg.source.format
+    if fmt in ("canal-json", "maxwell-json"):
+        row = env.where(F.col("_pk").isNotNull() & (F.size("_pk") > 0)).select("_pk").first()
+        if row:
+            return list(row[0])
+    if fmt == "debezium-json":
+        key = F.col("_kafka_key").cast("string")
+        keys = F.json_object_keys(F.coalesce(F.get_json_object(key, "$.payload"), key))
+        row = env.where(F.col("_kafka_key").isNotNull()).select(keys.alias("k")).where(F.col("k").isNotNull()).first()
+        if row:
+            return list(row[0])
+    if fmt in ("debezium-json", "canal-json", "maxwell-json"):
+        raise ConfigError(
+            f"{cfg.path}: no primary key for table '{cfg.sink.table_name}': the {fmt} messages name none",
+            hint="set sink.primary_key = [\"id\"] (the source table's key columns)", key="sink.primary_key",
+        )
+    return []  # json/csv/raw without a key: insert-only
+
+
+def run_batch(spark, cfg, state: TableState, batch_id: int, start: Offsets, end: Offsets, reporter,
+              on_bad=None) -> BatchResult:
+    raw = read_range(spark, cfg.source, start, end)
+    env = decode_envelope(raw, cfg.source.format, cfg.source.csv_columns, cfg.source.csv_field_delimiter)
+    if cfg.source.max_message_bytes:
+        too_big = F.octet_length("_raw_value") > cfg.source.max_message_bytes
+        env = (env.withColumn("_bad", F.when(too_big, "oversized").otherwise(F.col("_bad")))
+               .withColumn("_bad_detail", F.when(too_big, F.format_string(
+                   f"value is %d bytes, more than source.max_message_bytes = {cfg.source.max_message_bytes}",
+                   F.octet_length("_raw_value"))).otherwise(F.col("_bad_detail")))
+               .withColumn("_op", F.when(too_big, None).otherwise(F.col("_op"))))
+    env = env.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        return _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad)
+    finally:
+        env.unpersist()
+
+
+def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad) -> BatchResult:
+    if not state.key_known:
+        pk = resolve_primary_key(cfg, env, state)
+        state.spec = _with_key(state.spec, pk)
+        state.key_known = True
+    batch_cols = infer_batch_columns(env, cfg.source.format)
+    cols, changes = merge(state.columns, batch_cols, cfg.schema.columns)
+    incompatible = [c for c in changes if c.kind == "incompatible"]
+    if incompatible:
+        from cdcsync.errors import SchemaError
+
+        first = incompatible[0]
+        raise SchemaError(
+            f"batch {batch_id}: {first.describe()} (topic offsets {_range_text(start, end)})",
+            hint="declare the column's type in [schema.columns], or widen it in the table by hand",
+            column=first.column, old=first.old, new=first.new,
+        )
+    typed, cast_bad = typed_row(F.coalesce("_row", "_key_row"), cols)
+    pk = state.spec.primary_key
+    df = env.select("*", F.struct(*typed).alias("_t"), cast_bad.alias("_cast_bad"))
+    key_cols = [F.col(f"_t.`{k}`") for k in pk]
+    reason = (F.when(F.col("_op") == "s", F.lit(None))
+              .when(F.col("_bad").isNotNull(), F.col("_bad"))
+              .when(F.size("_cast_bad") > 0, "bad_value")
+              .when(_any_null(key_cols) if pk else F.lit(False), "missing_key"))
+    detail = (F.when(F.col("_bad").isNotNull(), F.col("_bad_detail"))
+              .when(F.size("_cast_bad") > 0, F.concat(F.lit("cannot convert column(s) "),
+                                                       F.array_join("_cast_bad", ", "),
+                                                       F.lit(" to the table's type")))
+              .when(reason == "missing_key", F.lit(f"primary key ({', '.join(pk)}) is missing or null")))
+    klass = (F.when(F.col("_op") == "s", "skipped").when(reason.isNotNull(), "bad")
+             .when(F.col("_op") == "d", "deleted").otherwise("upserted"))
+    df = df.select("*", klass.alias("_class"), reason.alias("_reason"), detail.alias("_reason_detail"))
+    df = df.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        ledger = _ledger(df)
+        _check_ledger(ledger, start, end)
+        bad_total = sum(c["bad"] for c in ledger.values())
+        samples = []
+        if bad_total and on_bad is not None:
+            samples = on_bad(df.where(F.col("_class") == "bad"), batch_id, bad_total)
+        good = _table_rows(df.where(F.col("_class").isin("upserted", "deleted")), cols, cfg.source.metadata_columns)
+        instant = None
+        meta = {
+            hudi.META_OFFSETS: {t: {str(p): o for p, o in parts.items()} for t, parts in end.items()},
+            hudi.META_BATCH: str(batch_id),
+            hudi.META_LEDGER: ledger,
+            hudi.META_SCHEMA: schema_to_json(cols),
+            hudi.META_VERSION: __version__,
+        }
+        reporter.event("writing", batch=batch_id, table=state.spec.table_name, rows=sum(
+            c["upserted"] + c["deleted"] for c in ledger.values()))
+        maybe_crash("before_write", batch_id)
+        instant = hudi.write_batch(good, state.spec, meta)
+        state.columns = cols
+        return BatchResult(batch_id, start, end, instant, ledger, changes, samples)
+    finally:
+        df.unpersist()
+
+
+def _with_key(spec: hudi.TableSpec, pk: list[str]) -> hudi.TableSpec:
+    from dataclasses import replace
+
+    return replace(spec, primary_key=pk)
+
+
+def _table_rows(df: DataFrame, cols: list[Col], metadata: list[str]) -> DataFrame:
+    data = [F.col(f"_t.`{c.name}`").cast(c.type).alias(c.name) for c in cols]
+    meta = [F.col(_META_NAMES[m]).alias(_META_NAMES[m]) for m in metadata if _META_NAMES[m] != "_kafka_offset"]
+    if "offset" in metadata:
+        meta.append(F.col("_kafka_offset"))
+    return df.select(
+        *data, *meta,
+        F.format_string("%016d.%019d.%05d", F.greatest(F.col("_ts_ms"), F.lit(0)).cast("long"),
+                        F.col("_kafka_offset"), F.col("_pos").cast("int")).alias(hudi.ORDER),
+        (F.col("_class") == "deleted").alias(hudi.DELETED),
+    )
+
+
+def _ledger(df: DataFrame) -> dict[str, dict[str, int]]:
+    aggs = [F.count(F.when(F.col("_pos") == 0, 1)).alias("messages"), F.count(F.lit(1)).alias("rows"),
+            F.min("_kafka_offset").alias("min_offset"), F.max("_kafka_offset").alias("max_offset")]
+    aggs += [F.count(F.when(F.col("_class") == k, 1)).alias(k) for k in CLASSES]
+    out = {}
+    for r in df.groupBy("_kafka_topic", "_kafka_partition").agg(*aggs).collect():
+        out[f"{r['_kafka_topic']}/{r['_kafka_partition']}"] = {
+            k: int(r[k]) for k in ("messages", "rows", "min_offset", "max_offset", *CLASSES)
+        }
+    return out
+
+
+def _check_ledger(ledger: dict, start: Offsets, end: Offsets) -> None:
+    """Every row lands in one class, and every message read lies inside the planned range."""
+    for tp, c in ledger.items():
+        topic, part = tp.rsplit("/", 1)
+        lo, hi = start[topic][int(part)], end[topic][int(part)]
+        classified = sum(c[k] for k in CLASSES)
+        if classified != c["rows"] or c["messages"] > hi - lo or c["min_offset"] < lo or c["max_offset"] >= hi:
+            raise LedgerError(
+                f"ledger mismatch on {tp}: read {c['messages']} messages ({c['rows']} rows) in offsets "
+                f"[{c['min_offset']}, {c['max_offset']}] for planned range [{lo}, {hi}); classified {classified}",
+                hint="nothing was committed; please report this with the log",
+            )
+
+
+def _range_text(start: Offsets, end: Offsets) -> str:
+    return "; ".join(f"{t}/{p}: {start[t][p]}..{end[t][p]}" for t in end for p in end[t])
+
+
+def bad_error(sample: dict) -> DecodeError:
+    value = sample.get("value_preview", "")
+    return DecodeError(
+        f"bad record at {sample['topic']}/{sample['partition']} offset {sample['offset']}: "
+        f"{sample['reason']}: {sample['detail']}\n  value (first 200 bytes): {value}",
+        hint='fix the producer or the config; or set [run] on_bad_record = "dead-letter" to set such records '
+        "aside and keep going",
+        **sample,
+    )

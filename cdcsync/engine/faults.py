@@ -1,0 +1,14 @@
+"""Fault injection for the crash tests: CDCSYNC_FAULT="<point>:<batch>" kills this process with SIGKILL at that
+point of that batch, exactly as `kill -9` would. Points: before_write, after_write (Hudi committed, nothing
+else done). Unset in production: the check is one dict lookup."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+
+def maybe_crash(point: str, batch_id: int) -> None:
+    spec = os.environ.get("CDCSYNC_FAULT")
+    if spec and spec == f"{point}:{batch_id}":
+        os.kill(os.getpid(), signal.SIGKILL)

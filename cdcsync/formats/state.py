@@ -1,0 +1,31 @@
+"""Replay changes in order into the table state they leave: what a correct sink must end up holding."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from cdcsync.formats.base import DELETE, UPSERT, Change
+
+
+def final_state(changes: Iterable[Change], key_columns: list[str] | None = None,
+                table: str | None = None) -> dict[tuple, dict]:
+    """{key tuple: row} after applying upserts (the newest image wins) and deletes, in order.
+
+    `key_columns` defaults to each change's own primary key; `table` keeps only that source table's changes.
+    """
+    state: dict[tuple, dict] = {}
+    for ch in changes:
+        if ch.op not in (UPSERT, DELETE) or (table is not None and ch.table != table):
+            continue
+        cols = key_columns or ch.key_columns
+        if not cols:
+            raise ValueError(f"no primary key for a {ch.op} of table {ch.table!r}: pass key_columns")
+        missing = [c for c in cols if c not in ch.row]
+        if missing:
+            raise ValueError(f"{ch.op} of table {ch.table!r} lacks key column(s) {missing}: {ch.row}")
+        key = tuple(ch.row[c] for c in cols)
+        if ch.op == UPSERT:
+            state[key] = ch.row
+        else:
+            state.pop(key, None)
+    return state

@@ -1,0 +1,91 @@
+"""Read a sample from the start of every partition of some topics: no consumer group, no commits, no topic
+creation. infer-schema's only contact with Kafka."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+
+from cdcsync.errors import SourceError, TopicMissingError
+from cdcsync.formats.base import Coord
+
+DEFAULT_PER_PARTITION = 50
+Sampled = tuple[Coord, bytes | None, bytes | None]  # (where, key, value)
+
+
+def sample(bootstrap_servers: str, topics: list[str] | None = None, pattern: str | None = None, *,
+           max_per_partition: int = DEFAULT_PER_PARTITION, timeout_s: float = 30.0, client_kwargs: dict | None = None,
+           warn: Callable[[str], None] | None = None) -> Iterator[Sampled]:
+    """(coord, key, value) for up to `max_per_partition` records from the beginning of each partition.
+
+    Stops early (with a warning) when `timeout_s` passes before every partition delivered its share.
+    """
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.errors import KafkaError, NoBrokersAvailable
+
+    try:
+        consumer = KafkaConsumer(
+            bootstrap_servers=bootstrap_servers.split(","), group_id=None, enable_auto_commit=False,
+            allow_auto_create_topics=False, client_id="cdcsync-infer-schema", request_timeout_ms=15000,
+            api_version_auto_timeout_ms=10000, **(client_kwargs or {}),
+        )
+    except NoBrokersAvailable:
+        raise SourceError(f"no Kafka broker answers at {bootstrap_servers}",
+                          hint=f"check source.bootstrap_servers; 'cdcsync probe --bootstrap-servers "
+                               f"{bootstrap_servers}' names the failing hop") from None
+    except KafkaError as e:
+        raise SourceError(f"cannot connect to Kafka at {bootstrap_servers}: {e}",
+                          hint="run 'cdcsync probe' to find the failing hop") from None
+    try:
+        names = _resolve(consumer, bootstrap_servers, topics, pattern)
+        tps = [TopicPartition(t, p) for t in names for p in sorted(consumer.partitions_for_topic(t))]
+        begin = consumer.beginning_offsets(tps)
+        end = consumer.end_offsets(tps)
+        stop = {tp: min(begin[tp] + max_per_partition, end[tp]) for tp in tps}
+        todo = {tp for tp in tps if stop[tp] > begin[tp]}
+        if not todo:
+            return
+        consumer.assign(list(todo))
+        for tp in todo:
+            consumer.seek(tp, begin[tp])
+        yield from _drain(consumer, todo, stop, time.monotonic() + timeout_s, warn)
+    finally:
+        consumer.close(autocommit=False)
+
+
+def _resolve(consumer, servers: str, topics: list[str] | None, pattern: str | None) -> list[str]:
+    if topics:
+        for t in topics:
+            if not consumer.partitions_for_topic(t):  # looks metadata up for all topics: never auto-creates `t`
+                raise TopicMissingError(f"topic {t!r} does not exist on {servers}",
+                                        hint="create it, or fix source.topics / --topic (infer-schema never "
+                                             "creates topics)", topic=t)
+        return list(topics)
+    if pattern:
+        rx = re.compile(pattern)
+        found = sorted(t for t in consumer.topics() if rx.fullmatch(t))  # Java's Pattern.matches: whole name
+        if not found:
+            raise TopicMissingError(f"no topic on {servers} matches the pattern {pattern!r}",
+                                    hint="fix source.topic_pattern", pattern=pattern)
+        return found
+    raise ValueError("sample() needs topics or a pattern")
+
+
+def _drain(consumer, todo: set, stop: dict, deadline: float, warn) -> Iterator[Sampled]:
+    while todo:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            if warn:
+                parts = ", ".join(f"{tp.topic}[{tp.partition}]" for tp in sorted(todo))
+                warn(f"sampling timed out before reading every partition's share: {parts}")
+            return
+        batches = consumer.poll(timeout_ms=int(min(left, 1.0) * 1000), max_records=500)
+        for tp, records in batches.items():
+            for r in records:
+                if r.offset >= stop[tp]:
+                    break
+                yield Coord(tp.topic, tp.partition, r.offset), r.key, r.value
+            if tp in todo and consumer.position(tp) >= stop[tp]:
+                todo.discard(tp)
+                consumer.pause(tp)

@@ -1,0 +1,217 @@
+"""Streaming schema inference: feed Changes one at a time, ask for the per-table schemas at any point.
+
+Type precedence per column: declared in config (wins; data that does not fit is an error) > envelope (Debezium's
+schema, authoritative) > hint (Canal's mysqlType; a value that does not parse widens it) > the data itself.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from cdcsync.errors import SchemaError
+from cdcsync.formats.base import SKIP, UPSERT, Change, Coord
+from cdcsync.schema.model import DATA, DECLARED, ENVELOPE, HINT, ColumnSchema, TableSchema
+from cdcsync.schema.options import InferOptions
+from cdcsync.schema.types import STRING, ColumnType, holds, widen
+from cdcsync.schema.values import fits, seen_type_for, text_type
+
+_JSON_KIND = {bool: "boolean", int: "integer", float: "number", str: "string", dict: "object", list: "array"}
+
+
+class _Col:
+    """Mutable per-column counters; slots keep the per-value path cheap."""
+
+    __slots__ = ("name", "path", "type", "origin", "hint", "env", "present", "samples", "nulls", "example",
+                 "coord", "kinds", "saturated")
+
+    def __init__(self, name: str, path: tuple, origin: str, ctype: ColumnType | None):
+        self.name, self.path, self.origin, self.type = name, path, origin, ctype
+        self.hint = ctype if origin == HINT else None
+        self.env = None  # the envelope's type, when one states it
+        self.present = self.samples = self.nulls = 0
+        self.example = self.coord = None
+        self.kinds: set[type] = set()
+        self.saturated = ctype is STRING  # STRING absorbs everything: stop classifying
+
+
+class _Table:
+    __slots__ = ("name", "cols", "upserts", "records", "primary_key", "paths", "not_null", "last_env")
+
+    def __init__(self, name: str):
+        self.name = name
+        self.cols: dict[str, _Col] = {}
+        self.upserts = self.records = 0
+        self.primary_key: list[str] | None = None
+        self.paths: dict[str, tuple] = {}
+        self.not_null: frozenset[str] = frozenset()
+        self.last_env: dict | None = None
+
+
+class SchemaInferrer:
+    def __init__(self, options: InferOptions | None = None):
+        self.options = options or InferOptions()
+        self._declared = self.options.columns
+        self._flatten = self.options.flatten_nested_columns
+        self._as_string = self.options.primitive_as_string
+        self._tables: dict[str, _Table] = {}
+        self.skipped: Counter[str] = Counter()
+        self.warnings: list[str] = []
+
+    def observe(self, change: Change, coord: Coord | None = None) -> None:
+        if change.op == SKIP:
+            self.skipped[change.skip_reason or "skip"] += 1
+            return
+        name = change.table or (coord.topic if coord else "")
+        t = self._tables.get(name)
+        if t is None:
+            t = self._tables[name] = _Table(name)
+        t.records += 1
+        upsert = change.op == UPSERT
+        if upsert:
+            t.upserts += 1
+        if change.key_columns:
+            t.primary_key = list(change.key_columns)
+        declared = change.declared
+        hints = None
+        if declared:
+            if change.declared_source == "envelope":
+                if declared != t.last_env:
+                    self._envelope(t, declared, change.not_null, coord)
+            else:
+                hints = declared
+        row = change.row or {}
+        items = self._flat(t, row) if self._flatten else row.items()
+        cols, text = t.cols, change.text_values
+        for col, v in items:
+            c = cols.get(col)
+            if c is None:
+                c = self._new_column(t, col, hints)
+            elif hints is not None and c.origin == HINT and col in hints and hints[col] != c.hint:
+                self._rehint(c, hints[col])
+            if upsert:
+                c.present += 1
+            if v is None:
+                c.nulls += 1
+                continue
+            c.samples += 1
+            c.kinds.add(type(v))
+            if c.example is None:
+                c.example, c.coord = v, coord
+            if c.saturated:
+                continue
+            origin = c.origin
+            if origin == DATA:
+                seen = text_type(v, text, self._as_string)
+                if seen is not c.type and seen != c.type:
+                    c.type = widen(c.type, seen)
+                    c.saturated = c.type is STRING or c.type == STRING
+            elif origin == DECLARED:
+                if c.env is None and not fits(c.type, v):
+                    raise self._mismatch(t, c, seen_type_for(c.type, v), v, coord)
+            elif origin == HINT:
+                if not fits(c.type, v):
+                    new = widen(c.type, text_type(v, True, False))
+                    self.warnings.append(f"{t.name}.{col}: value {v!r} at {coord} does not parse as the hinted "
+                                         f"{c.type}; inferring {new}")
+                    c.type = new
+                    c.saturated = new == STRING
+
+    # -- columns -------------------------------------------------------------------------------------------------
+
+    def _new_column(self, t: _Table, col: str, hints: dict | None) -> _Col:
+        path = t.paths.get(col, (col,))
+        if col in self._declared:
+            c = _Col(col, path, DECLARED, self._declared[col])
+        elif hints is not None and col in hints:
+            c = _Col(col, path, HINT, STRING if self._as_string else hints[col])
+        else:
+            c = _Col(col, path, DATA, None)
+        t.cols[col] = c
+        return c
+
+    def _rehint(self, c: _Col, new: ColumnType) -> None:
+        c.hint = widen(c.hint, new)  # the source table changed type (ALTER TABLE) between messages
+        if not self._as_string:
+            c.type = widen(c.type, new)
+            c.saturated = c.type == STRING
+
+    def _envelope(self, t: _Table, declared: dict, not_null: frozenset, coord: Coord | None) -> None:
+        t.last_env = declared
+        t.not_null = not_null
+        for col, env_type in declared.items():
+            c = t.cols.get(col)
+            if c is None:
+                c = self._new_column(t, col, None)
+                if c.origin == DATA:
+                    c.origin, c.type = ENVELOPE, env_type
+            if c.origin == DECLARED:
+                if not holds(c.type, env_type):
+                    raise self._mismatch(t, c, env_type, None, coord, envelope=True)
+            elif c.origin == ENVELOPE and c.env is not None and env_type != c.env:
+                c.type = widen(c.type, env_type)  # the source table changed type between messages
+            elif c.origin == DATA:
+                c.origin, c.type = ENVELOPE, widen(c.type, env_type)
+            c.env = env_type
+            c.saturated = c.origin == ENVELOPE or c.saturated
+
+    def _flat(self, t: _Table, row: dict, prefix: str = "", path: tuple = ()):
+        """(column, value) pairs of a row with nested objects flattened to `a.b` names; collisions are errors."""
+        for k, v in row.items():
+            name, p = f"{prefix}{k}", (*path, k)
+            if type(v) is dict and v:
+                yield from self._flat(t, v, f"{name}.", p)
+                continue
+            known = t.paths.get(name)
+            if known is None:
+                t.paths[name] = p
+            elif known != p:
+                raise SchemaError(
+                    f"{t.name}: flattening nested columns gives two columns the name '{name}': from "
+                    f"{_show(known)} and from {_show(p)}",
+                    hint="turn schema.flatten_nested_columns off, or rename one of the fields at the source",
+                    table=t.name, column=name, paths=[list(known), list(p)])
+            yield name, v
+
+    def _mismatch(self, t: _Table, c: _Col, seen: ColumnType | None, v, coord: Coord | None,
+                  envelope: bool = False) -> SchemaError:
+        where = str(coord) if coord else "a sampled record"
+        what = f"the message schema declares {seen}" if envelope else f"has {seen} (value {_short(v)})"
+        return SchemaError(
+            f"{t.name}: column '{c.name}' is declared {c.type} in schema.columns but {where} {what}",
+            hint=f"declare a type that holds {seen} (e.g. {widen(c.type, seen)}) or remove schema.columns.{c.name}",
+            table=t.name, column=c.name, declared=str(c.type), seen=str(seen),
+            **(coord.to_dict() if coord else {}))
+
+    # -- results -------------------------------------------------------------------------------------------------
+
+    def result(self) -> dict[str, TableSchema]:
+        out = {}
+        for t in self._tables.values():
+            parents = {c.path[:i] for c in t.cols.values() for i in range(1, len(c.path))}
+            cols = {}
+            for c in t.cols.values():
+                if c.path in parents and c.samples == 0:
+                    continue  # a flattened object's own (null or struct-typed) column: its leaves stand for it
+                nullable = c.nulls > 0 or c.present < t.upserts
+                if c.env is not None and c.name not in t.not_null:
+                    nullable = True  # the envelope says optional: a sample without nulls does not prove otherwise
+                cols[c.name] = ColumnSchema(
+                    c.name, c.type, nullable=nullable, samples=c.samples, nulls=c.nulls, example=c.example,
+                    coord=c.coord, origin=c.origin, path=c.path,
+                    json_kinds=frozenset(_JSON_KIND.get(k, "string") for k in c.kinds))
+            out[t.name] = TableSchema(t.name, cols, t.primary_key, t.records)
+        return out
+
+    def unseen_declared(self) -> list[str]:
+        """Columns declared in schema.columns that no sampled record carried."""
+        seen = {c for t in self._tables.values() for c in t.cols}
+        return [c for c in self._declared if c not in seen]
+
+
+def _show(path: tuple) -> str:
+    return " → ".join(repr(p) for p in path)
+
+
+def _short(v, limit: int = 60) -> str:
+    text = repr(v)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

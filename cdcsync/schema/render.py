@@ -1,0 +1,168 @@
+"""The four outputs of infer-schema: a rich table, JSON Schema (2020-12), Spark DDL, and a `[schema.columns]` block.
+
+The JSON Schema describes the row objects as they travel (a Debezium Decimal is a base64 string, a Canal number is
+text), annotated with the column type under "x-cdcsync-type"; the same topic's rows validate against it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from cdcsync.schema.model import ENVELOPE, ColumnSchema, TableSchema
+from cdcsync.schema.types import BIGINT_MAX, BIGINT_MIN, STRING, Kind, widen
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+# Text renderings of non-string types (CSV fields, Canal values, numeric strings a declared type parses).
+_TEXT_PATTERN = {
+    Kind.BIGINT: r"^[+-]?\d+$",
+    Kind.DECIMAL: r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$",
+    Kind.DOUBLE: r"^([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|NaN|[+-]?Infinity)$",
+    Kind.BOOLEAN: r"^(?i:true|false|0|1)$",
+}
+
+
+# -- JSON Schema ---------------------------------------------------------------------------------------------------
+
+def json_schema(tables: dict[str, TableSchema]) -> dict:
+    """One schema for one table; for several tables, one $defs entry each and an anyOf over them."""
+    if len(tables) == 1:
+        return {"$schema": DRAFT, **table_json_schema(next(iter(tables.values())))}
+    return {
+        "$schema": DRAFT,
+        "$defs": {name: table_json_schema(t) for name, t in tables.items()},
+        "anyOf": [{"$ref": "#/$defs/" + name.replace("~", "~0").replace("/", "~1")} for name in tables],
+    }
+
+
+def table_json_schema(t: TableSchema) -> dict:
+    root = _object_node(t.name)
+    if t.primary_key:
+        root["x-primary-key"] = list(t.primary_key)
+    for c in t.columns.values():
+        node = root
+        for part in c.path[:-1]:  # flattened columns live inside nested objects in the row
+            child = node["properties"].setdefault(part, _object_node(None, nullable=True))
+            if not c.nullable:  # a leaf in every row means its parent object was there too, never null
+                child["type"] = "object"
+                _require(node, part)
+            node = child
+        leaf = c.path[-1] if c.path else c.name
+        node["properties"][leaf] = column_json_schema(c)
+        if not c.nullable:
+            _require(node, leaf)
+    return root
+
+
+def _require(node: dict, name: str) -> None:
+    required = node.setdefault("required", [])
+    if name not in required:
+        required.append(name)
+
+
+def _object_node(title: str | None, nullable: bool = False) -> dict:
+    node: dict = {"type": ["object", "null"] if nullable else "object"}
+    if title:
+        node["title"] = title
+    node["properties"] = {}
+    node["additionalProperties"] = False  # a column not sampled yet is a schema change, not a valid row
+    return node
+
+
+def column_json_schema(c: ColumnSchema) -> dict:
+    t = c.type
+    if t is None:
+        return {"type": "null", "x-cdcsync-type": str(STRING)}
+    canon = t.json_schema()
+    kinds = set(c.json_kinds) or {canon["type"]}
+    if "number" in kinds:
+        kinds.discard("integer")  # JSON Schema's number includes integers
+    accepted = {canon["type"], "integer"} if canon["type"] == "number" else {canon["type"]}
+    if kinds <= accepted:
+        out = canon
+        out["type"] = canon["type"] if len(kinds) == 1 or canon["type"] == "number" else sorted(kinds)
+    else:
+        out = {"type": sorted(kinds)}
+        if "string" in kinds and t.kind in _TEXT_PATTERN and c.origin != ENVELOPE:
+            out["pattern"] = _TEXT_PATTERN[t.kind]  # text renderings: the envelope's own encodings are not text
+        if {"integer", "number"} & kinds and t.kind is Kind.BIGINT:
+            out["minimum"], out["maximum"] = BIGINT_MIN, BIGINT_MAX
+    if c.nullable or c.nulls:
+        types = out["type"] if isinstance(out["type"], list) else [out["type"]]
+        out["type"] = [*types, "null"]
+    out["x-cdcsync-type"] = str(t)
+    return out
+
+
+# -- Spark DDL -----------------------------------------------------------------------------------------------------
+
+def spark_ddl(tables: dict[str, TableSchema]) -> str:
+    """`col TYPE[ NOT NULL], …` per table (StructType.fromDDL / from_json syntax); a `-- table` line before each
+    when there are several."""
+    lines = []
+    for name, t in tables.items():
+        ddl = table_spark_ddl(t)
+        lines.append(f"-- {name}\n{ddl}" if len(tables) > 1 else ddl)
+    return "\n".join(lines)
+
+
+def table_spark_ddl(t: TableSchema) -> str:
+    parts = []
+    for c in t.columns.values():
+        quoted = "`" + c.name.replace("`", "``") + "`"
+        parts.append(f"{quoted} {c.effective_type.spark_ddl()}{'' if c.nullable else ' NOT NULL'}")
+    return ", ".join(parts)
+
+
+# -- TOML ----------------------------------------------------------------------------------------------------------
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def toml_columns(tables: dict[str, TableSchema]) -> str:
+    """A `[schema.columns]` block to paste into config.toml (columns of several tables merged by widening)."""
+    merged: dict[str, object] = {}
+    null_only: list[str] = []
+    for t in tables.values():
+        for c in t.columns.values():
+            if c.type is None:
+                null_only.append(c.name)
+                continue
+            merged[c.name] = widen(merged.get(c.name), c.type)
+    lines = [f"# inferred by cdcsync infer-schema from {', '.join(tables) or 'no records'}", "[schema.columns]"]
+    lines += [f"{_toml_key(name)} = \"{t}\"" for name, t in merged.items()]
+    lines += [f"# {_toml_key(n)}: only nulls seen, type unknown" for n in null_only if n not in merged]
+    return "\n".join(lines)
+
+
+def _toml_key(name: str) -> str:
+    if _BARE_KEY.match(name):
+        return name
+    return json.dumps(name, ensure_ascii=False).replace("\x7f", "\\u007F")  # TOML wants DEL escaped, JSON does not
+
+
+# -- rich table ----------------------------------------------------------------------------------------------------
+
+def rich_tables(tables: dict[str, TableSchema]) -> list:
+    from rich.table import Table
+
+    out = []
+    for name, t in tables.items():
+        pk = f", primary key: {', '.join(t.primary_key)}" if t.primary_key else ""
+        table = Table(title=f"{name or '(no table name)'} ({t.records} records{pk})", title_justify="left")
+        for head in ("column", "type", "nullable", "samples", "from", "example", "seen at"):
+            table.add_column(head, overflow="fold")
+        for c in t.columns.values():
+            where = f"{c.coord.topic}[{c.coord.partition}]@{c.coord.offset}" if c.coord else ""
+            table.add_row(c.name, str(c.effective_type) + ("" if c.type else " (only nulls)"),
+                          "yes" if c.nullable else "no", str(c.samples), c.origin, _example(c.example), where)
+        out.append(table)
+    return out
+
+
+def _example(v, limit: int = 40) -> str:
+    if v is None:
+        return ""
+    text = v if isinstance(v, str) else json.dumps(v, default=str, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

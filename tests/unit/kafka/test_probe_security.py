@@ -1,0 +1,141 @@
+"""Java-style client properties → Security, the config errors they can raise, and redaction."""
+
+from __future__ import annotations
+
+import pytest
+
+from cdcsync.errors import ConfigError
+from cdcsync.exit_codes import ExitCode
+from cdcsync.kafka.security import (
+    MASK,
+    Security,
+    check,
+    from_properties,
+    parse_jaas,
+    redact_properties,
+    scrub,
+    with_flags,
+)
+
+SCRAM_JAAS = ('org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" '
+              'password="p@ss \\"quoted\\" w0rd";')
+
+
+@pytest.fixture
+def ca_pem(tmp_path):
+    path = tmp_path / "ca.pem"
+    path.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    return path
+
+
+def test_defaults_are_plaintext():
+    sec = from_properties({})
+    assert (sec.protocol, sec.tls, sec.sasl) == ("PLAINTEXT", False, False)
+    assert sec.kafka_python_kwargs() == {"security_protocol": "PLAINTEXT"}
+
+
+def test_jaas_options_are_parsed_with_quotes_and_escapes():
+    module, opts = parse_jaas(SCRAM_JAAS)
+    assert module == "ScramLoginModule"
+    assert opts == {"username": "alice", "password": 'p@ss "quoted" w0rd'}
+
+
+def test_sasl_scram_from_jaas_maps_to_kafka_python_kwargs():
+    sec = from_properties({"security.protocol": "sasl_plaintext", "sasl.mechanism": "SCRAM-SHA-512",
+                           "sasl.jaas.config": SCRAM_JAAS})
+    assert sec.kafka_python_kwargs() == {
+        "security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-512",
+        "sasl_plain_username": "alice", "sasl_plain_password": 'p@ss "quoted" w0rd',
+    }
+
+
+def test_librdkafka_spellings_and_plain_inferred_from_login_module(ca_pem):
+    sec = from_properties({"security.protocol": "SASL_SSL", "sasl.username": "bob", "sasl.password": "pw-1",
+                           "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required;",
+                           "ssl.ca.location": str(ca_pem), "ssl.endpoint.identification.algorithm": ""})
+    assert (sec.sasl_mechanism, sec.username, sec.password) == ("PLAIN", "bob", "pw-1")
+    assert sec.ssl_cafile == str(ca_pem) and sec.ssl_check_hostname is False
+    kw = sec.kafka_python_kwargs()
+    assert kw["ssl_cafile"] == str(ca_pem) and kw["ssl_check_hostname"] is False
+
+
+def test_pem_truststore_location_is_the_ca_file(ca_pem):
+    sec = from_properties({"security.protocol": "SSL", "ssl.truststore.location": str(ca_pem),
+                           "ssl.truststore.type": "PEM", "ssl.endpoint.identification.algorithm": "https"})
+    assert sec.ssl_cafile == str(ca_pem) and sec.ssl_check_hostname is True
+
+
+def test_jks_truststore_is_a_config_error_with_the_keytool_fix(tmp_path):
+    jks = tmp_path / "truststore.jks"
+    jks.write_bytes(b"\xfe\xed\xfe\xed binary")
+    with pytest.raises(ConfigError) as e:
+        from_properties({"security.protocol": "SSL", "ssl.truststore.location": str(jks)})
+    assert e.value.exit_code == ExitCode.CONFIG and "not a PEM file" in e.value.message
+    assert "keytool" in e.value.hint
+    with pytest.raises(ConfigError, match="JKS store"):
+        from_properties({"security.protocol": "SSL", "ssl.truststore.location": str(jks),
+                         "ssl.truststore.type": "JKS"})
+
+
+def test_missing_ca_file_is_a_config_error():
+    with pytest.raises(ConfigError, match="ssl.ca.location"):
+        from_properties({"security.protocol": "SSL", "ssl.ca.location": "/nonexistent/ca.pem"})
+
+
+def test_unknown_security_protocol_is_a_config_error():
+    with pytest.raises(ConfigError, match="PLAINTXT") as e:
+        from_properties({"security.protocol": "PLAINTXT"})
+    assert e.value.exit_code == 78
+
+
+def test_scram_login_module_without_mechanism_is_a_config_error():
+    with pytest.raises(ConfigError, match="sasl.mechanism is not set"):
+        from_properties({"security.protocol": "SASL_SSL", "sasl.jaas.config": SCRAM_JAAS})
+
+
+def test_password_mechanism_without_credentials_fails_check():
+    sec = from_properties({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"})
+    with pytest.raises(ConfigError, match="needs a username and a password"):
+        check(sec)
+
+
+def test_sasl_settings_on_a_non_sasl_protocol_fail_check():
+    with pytest.raises(ConfigError, match="clients ignore them"):
+        check(with_flags(Security(), sasl_mechanism="PLAIN", sasl_username="u", sasl_password="p"))
+
+
+def test_flags_override_the_config_one_setting_at_a_time(ca_pem):
+    base = from_properties({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+                            "sasl.jaas.config": SCRAM_JAAS.replace("Scram", "Plain")}, "cfg.toml")
+    sec = with_flags(base, sasl_password="from-flag", ssl_check_hostname=False)
+    assert (sec.username, sec.password, sec.protocol) == ("alice", "from-flag", "SASL_PLAINTEXT")
+    assert sec.origin == "cfg.toml and command line" and sec.ssl_check_hostname is False
+    assert with_flags(base) is base
+    tls = with_flags(Security(), security_protocol="ssl", ssl_cafile=str(ca_pem))
+    assert (tls.protocol, tls.ssl_cafile, tls.origin) == ("SSL", str(ca_pem), "command line")
+    with pytest.raises(ConfigError):
+        with_flags(Security(), security_protocol="TLS")
+
+
+def test_secrets_stay_out_of_repr_and_describe():
+    sec = from_properties({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256",
+                           "sasl.jaas.config": SCRAM_JAAS, "ssl.key.password": "key-secret"})
+    text = repr(sec) + str(sec.describe())
+    assert "w0rd" not in text and "key-secret" not in text
+    assert sec.describe()["sasl_password"] == MASK and sec.describe()["sasl_username"] == "alice"
+    assert set(sec.secrets()) == {'p@ss "quoted" w0rd', "key-secret"}
+
+
+def test_redact_properties_masks_secrets_but_keeps_the_jaas_username():
+    out = redact_properties({"sasl.jaas.config": SCRAM_JAAS, "ssl.keystore.password": "ks", "sasl.password": "x",
+                             "security.protocol": "SASL_SSL", "ssl.key.location": "/k.pem"})
+    assert "w0rd" not in out["sasl.jaas.config"] and 'username="alice"' in out["sasl.jaas.config"]
+    assert out["ssl.keystore.password"] == MASK and out["sasl.password"] == MASK
+    assert out["security.protocol"] == "SASL_SSL" and out["ssl.key.location"] == "/k.pem"
+
+
+def test_scrub_replaces_secrets_anywhere_in_nested_data():
+    data = {"a": ["the password is hunter2!", {"b": "hunter2"}], "n": 3, "ok": "nothing here"}
+    assert scrub(data, ["hunter2", ""]) == {"a": [f"the password is {MASK}!", {"b": MASK}], "n": 3,
+                                            "ok": "nothing here"}
+    assert scrub("x", []) == "x"
