@@ -59,10 +59,9 @@ def probe(
             cfg = load_config(config)
             props = dict(cfg.source.properties)
             bootstrap_servers = bootstrap_servers or cfg.source.bootstrap_servers
-            secrets += [str(v) for k, v in props.items() if secmod.is_secret_key(k) and v]
+            secrets += secmod.secret_values(props)
         if not bootstrap_servers:
-            raise typer.BadParameter("give --bootstrap-servers HOST:PORT or --config with source.bootstrap_servers",
-                                     param_hint="--bootstrap-servers")
+            _usage_error("give --bootstrap-servers HOST:PORT or --config with source.bootstrap_servers")
         servers = _servers(bootstrap_servers, config)
         sec = secmod.from_properties(props, f"{config} [source.properties]") if props else secmod.Security()
         sec = secmod.check(secmod.with_flags(
@@ -98,7 +97,15 @@ def _servers(text: str, config: Path | None) -> list[tuple[str, int]]:
         if config is not None and text:
             raise ConfigError(f"{config}: source.bootstrap_servers: {e}", hint="write it as host:port[,host:port]",
                               key="source.bootstrap_servers") from None
-        raise typer.BadParameter(f"{e}; write it as host:port[,host:port]", param_hint="--bootstrap-servers") from None
+        _usage_error(f"--bootstrap-servers: {e}; write it as host:port[,host:port]")
+
+
+def _usage_error(message: str) -> None:
+    """Exit 2 like click's usage errors, without relying on how the entry point handles them."""
+    import sys
+
+    print(f"Usage: cdcsync probe [OPTIONS]\nTry 'cdcsync probe -h' for help.\n\nError: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def _run(servers, sec, topics, group, timeout):
@@ -106,13 +113,17 @@ def _run(servers, sec, topics, group, timeout):
 
     from cdcsync.errors import ConfigError
     from cdcsync.kafka.probe import probe as run_probe
+    from cdcsync.kafka.wire import tls_context
 
-    try:
-        return run_probe(servers, sec, topics=topics, group=group, timeout=timeout)
-    except ssl.SSLError as e:  # a client certificate/key that cannot be loaded
-        raise ConfigError(f"{sec.origin}: cannot load the TLS client certificate or key: {e.reason or e}",
-                          hint="check ssl.keystore.location / ssl.certificate.location, ssl.key.location and "
-                               "ssl.key.password") from None
+    if sec.tls:
+        try:  # a CA, client certificate or key that cannot be loaded is a config error, found before connecting
+            tls_context(sec)
+        except (ssl.SSLError, OSError) as e:
+            reason = getattr(e, "reason", None) or getattr(e, "strerror", None) or e
+            raise ConfigError(f"{sec.origin}: cannot load the TLS files: {reason}",
+                              hint="check ssl.ca.location, ssl.keystore.location / ssl.certificate.location, "
+                                   "ssl.key.location and ssl.key.password") from None
+    return run_probe(servers, sec, topics=topics, group=group, timeout=timeout)
 
 
 def _safe(value, secrets: list[str]):

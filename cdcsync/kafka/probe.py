@@ -591,6 +591,10 @@ def _after_bootstrap(report: Report, primary: Hop, boots: list[Hop], sec: Securi
                                    "(kafka-metadata-quorum describe --status)", code=int(ExitCode.WARNINGS),
                                    finding="the cluster reports no active controller"))
     for hop in hops:
+        if hop.metadata and hop.metadata["cluster_id"] != md["cluster_id"]:  # a port mapping to another cluster
+            hop.add("metadata", FAIL, f"answers for cluster {hop.metadata['cluster_id']}, not {md['cluster_id']}",
+                    code=int(ExitCode.UNREACHABLE), hint=f"it reaches another Kafka cluster: {ADVERTISED_FIX}",
+                    finding=f"{hop.who} leads to a different Kafka cluster")
         hop.lint = lint_advertised(hop.host, hop.addresses, boot_classes)
         if hop.lint and hop.failure is not None:  # the failure hint should say why the name is suspicious
             hop.failure.hint += f" ({hop.host} {hop.lint})"

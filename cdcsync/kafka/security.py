@@ -93,8 +93,11 @@ def from_properties(props: dict[str, Any], origin: str = "[source.properties]") 
     username = p.get("sasl.username") or jaas.get("username")
     password = p.get("sasl.password") or jaas.get("password")
     cafile, cadata = _truststore(p, origin)
-    certfile = p.get("ssl.certificate.location") or None
-    keyfile = p.get("ssl.key.location") or None
+    certfile = keyfile = None
+    if p.get("ssl.certificate.location"):
+        certfile = _pem_file(p["ssl.certificate.location"], "ssl.certificate.location", None, origin)
+        keyfile = _pem_file(p["ssl.key.location"], "ssl.key.location", None, origin) if p.get("ssl.key.location") \
+            else None
     if p.get("ssl.keystore.location"):
         certfile = keyfile = _pem_file(p["ssl.keystore.location"], "ssl.keystore.location",
                                        p.get("ssl.keystore.type"), origin)
@@ -106,6 +109,8 @@ def from_properties(props: dict[str, Any], origin: str = "[source.properties]") 
         ssl_check_hostname=algo is None or algo.strip().lower() not in ("", "none"),
         ssl_verify=p.get("enable.ssl.certificate.verification", "true").lower() != "false", origin=origin,
     )
+    if not sec.sasl:  # Kafka clients ignore SASL settings unless security.protocol is SASL_*; so does the probe
+        return replace(sec, sasl_mechanism=None, username=None, password=None)
     return _default_mechanism(sec, module, origin)
 
 
@@ -197,6 +202,18 @@ def check(sec: Security) -> Security:
 def is_secret_key(key: str) -> bool:
     k = key.lower()
     return any(s in k for s in _SECRET_PARTS)
+
+
+def secret_values(props: dict[str, Any]) -> list[str]:
+    """Every secret in a property map (JAAS passwords included), for scrubbing output."""
+    out = []
+    for k, v in props.items():
+        if v in (None, "") or not is_secret_key(k):
+            continue
+        out.append(str(v))
+        if "jaas" in k.lower():
+            out += [val for key, val in parse_jaas(str(v))[1].items() if is_secret_key(key) and val]
+    return out
 
 
 def redact_properties(props: dict[str, Any]) -> dict[str, Any]:

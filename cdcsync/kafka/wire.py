@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from kafka.errors import for_code
+from kafka.errors import KafkaError, for_code
 from kafka.protocol.api_versions import ApiVersionsRequest
 from kafka.protocol.find_coordinator import FindCoordinatorRequest
 from kafka.protocol.metadata import MetadataRequest
@@ -256,7 +256,10 @@ class Session:
         if not 0 <= size <= MAX_FRAME:
             raise WireError("bad_frame", f"the reply is not a Kafka frame (first bytes {head.hex(' ')})",
                             first_bytes=head.hex(" "))
-        ((_, response),) = self.proto.receive_bytes(head + self._read(size))
+        try:
+            ((_, response),) = self.proto.receive_bytes(head + self._read(size))
+        except (KafkaError, ValueError) as e:  # undecodable or mismatched reply: not the Kafka we asked
+            raise WireError("bad_frame", f"the reply could not be decoded ({e})") from None
         return response
 
     def _read(self, n: int) -> bytes:

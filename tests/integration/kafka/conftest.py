@@ -74,7 +74,8 @@ def no_coordinator_broker(tmp_path_factory) -> ProbeBroker:
     """A healthy single broker whose __consumer_offsets can never be created (replication factor 3 > 1 broker)."""
     d = tmp_path_factory.mktemp("probe-kafka-nocoord")
     port = free_port()
-    broker = LocalBroker(BrokerSpec(d, [Listener("PLAIN", port)], extra_props={"offsets.topic.replication.factor": "3"}))
+    props = {"offsets.topic.replication.factor": "3"}
+    broker = LocalBroker(BrokerSpec(d, [Listener("PLAIN", port)], extra_props=props))
     broker.start()
     yield ProbeBroker(broker, {"PLAIN": port})
     _stop(broker)

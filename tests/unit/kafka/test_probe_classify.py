@@ -16,7 +16,10 @@ from cdcsync.kafka.wire import WireError, parse_servers
 SASL = Security(protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-256", username="alice", password="Secr3t-pw")
 
 
-def classify(role, layer, err, sec=Security(), broker_id=None) -> Check:
+PLAINTEXT = Security()
+
+
+def classify(role, layer, err, sec=PLAINTEXT, broker_id=None) -> Check:
     hop = Hop("broker-1.internal", 9092, role, broker_id=broker_id)
     _classify(hop, layer, err, time.perf_counter(), sec, None, None, 5.0)
     assert hop.failure is not None and hop.failure is hop.checks[-1]

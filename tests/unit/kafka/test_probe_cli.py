@@ -60,7 +60,7 @@ format = "json"
 topics = ["t"]
 [source.properties]
 "security.protocol" = "SASL_PLAINTEXT"
-"sasl.jaas.config" = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="u" password="Zq-9-secret";'
+"sasl.jaas.config" = 'ScramLoginModule required username="u" password="Zq-9-secret";'
 [sink]
 path = "/tmp/t"
 table_name = "t"
@@ -69,3 +69,11 @@ table_name = "t"
         code, out, err = run(monkeypatch, capsys, "--config", str(cfg), *extra)
         assert code == 78 and "sasl.mechanism" in out + err
         assert "Zq-9-secret" not in out + err
+
+
+def test_unreadable_ca_is_a_config_error_before_connecting(monkeypatch, capsys, tmp_path):
+    bad = tmp_path / "ca.pem"
+    bad.write_text("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
+    code, out, err = run(monkeypatch, capsys, "-b", "localhost:1", "--security-protocol", "SSL",
+                         "--ssl-cafile", str(bad))
+    assert code == 78 and out == "" and "cannot load the TLS files" in err

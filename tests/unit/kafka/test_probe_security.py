@@ -14,6 +14,7 @@ from cdcsync.kafka.security import (
     parse_jaas,
     redact_properties,
     scrub,
+    secret_values,
     with_flags,
 )
 
@@ -99,9 +100,11 @@ def test_password_mechanism_without_credentials_fails_check():
         check(sec)
 
 
-def test_sasl_settings_on_a_non_sasl_protocol_fail_check():
+def test_sasl_flags_without_a_sasl_protocol_fail_check_but_config_sasl_keys_are_ignored_like_java():
     with pytest.raises(ConfigError, match="clients ignore them"):
         check(with_flags(Security(), sasl_mechanism="PLAIN", sasl_username="u", sasl_password="p"))
+    sec = check(from_properties({"sasl.mechanism": "PLAIN", "sasl.jaas.config": SCRAM_JAAS}))
+    assert (sec.protocol, sec.sasl_mechanism, sec.username, sec.password) == ("PLAINTEXT", None, None, None)
 
 
 def test_flags_override_the_config_one_setting_at_a_time(ca_pem):
@@ -139,3 +142,8 @@ def test_scrub_replaces_secrets_anywhere_in_nested_data():
     assert scrub(data, ["hunter2", ""]) == {"a": [f"the password is {MASK}!", {"b": MASK}], "n": 3,
                                             "ok": "nothing here"}
     assert scrub("x", []) == "x"
+
+
+def test_secret_values_include_the_password_inside_a_jaas_line():
+    found = secret_values({"sasl.jaas.config": SCRAM_JAAS, "ssl.key.password": "kp", "bootstrap": "x"})
+    assert set(found) == {SCRAM_JAAS, 'p@ss "quoted" w0rd', "kp"}
