@@ -13,7 +13,7 @@ class ExitCode(IntEnum):
     WARNINGS = 1  # probe: checks passed with warnings only
     USAGE = 2  # bad command-line usage (unknown option, missing argument)
     BAD_RECORD = 65  # run: a bad record with on_bad_record = "fail"; nothing of that batch committed
-    TOPIC_MISSING = 66  # run / replay: a configured topic does not exist
+    TOPIC_MISSING = 66  # run / replay: a configured topic does not exist; probe --topic: the topic is missing
     DNS = 68  # a host name does not resolve (bootstrap or advertised listener)
     UNREACHABLE = 69  # nothing answers at host:port (TCP), or the brokers cannot be reached
     INTERNAL = 70  # a bug in cdcsync: please report it with the log

@@ -53,19 +53,16 @@ _register()
 
 def main() -> None:
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # returns the code of `raise typer.Exit(n)` instead of raising
     except CdcsyncError as e:
         print(e.render(), file=sys.stderr)
         sys.exit(int(e.exit_code))
     except typer.Exit as e:
         sys.exit(e.exit_code)
-    except typer.Abort:
+    except (typer.Abort, KeyboardInterrupt):
+        print("interrupted", file=sys.stderr)
         sys.exit(int(ExitCode.INTERRUPTED))
-    except Exception as e:  # click's usage errors carry their own code and message
-        import click
-
-        if isinstance(e, click.ClickException):
-            e.show()
-            sys.exit(e.exit_code)
-        raise
-    sys.exit(0)
+    except typer.TyperException as e:  # usage errors: typer's own (vendored) click
+        e.show()
+        sys.exit(e.exit_code)
+    sys.exit(code or 0)
