@@ -10,6 +10,7 @@ import signal
 import time
 from dataclasses import dataclass, field
 
+from cdcsync.engine import checkpoint
 from cdcsync.engine.batch import BatchResult, TableState, bad_error, run_batch
 from cdcsync.engine.columns import schema_from_json
 from cdcsync.engine.faults import maybe_crash
@@ -123,7 +124,15 @@ class Runner:
             if last:
                 state.columns = schema_from_json(last["schema"])
             recorded = last["offsets"] if last else None
+            how_recorded = None
+            if not recorded:  # no commit yet: a start decided by an earlier run that read nothing still holds
+                pending = checkpoint.read_start(self.spark, cfg.run.checkpoint_dir)
+                if pending:
+                    recorded, how_recorded = pending[0], f"start decided earlier ({pending[1]})"
             start, how = resolve_start(cfg.source, view, topics, recorded)
+            how = how_recorded or how
+            if not last and not how_recorded:
+                checkpoint.write_start(self.spark, cfg.run.checkpoint_dir, start, how)
             batch_id = (last["batch_id"] + 1) if last else 0
             summary = Summary(cfg.sink.table_name, cfg.sink.path, how)
             self.reporter.event("start", table=cfg.sink.table_name, topics=",".join(topics), from_=how,

@@ -47,10 +47,16 @@ def write_config(tmp_path: Path, bootstrap: str, topic: str, fmt: str, table_typ
         lines.append(f"[{sec}]")
         for k, v in kv.items():
             key = f'"{k}"' if "." in k else k
-            lines.append(f"{key} = {json.dumps(v)}")
+            lines.append(f"{key} = {_toml(v)}")
     path = tmp_path / "config.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def _toml(v) -> str:
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(x)}" for k, x in v.items()) + " }"
+    return json.dumps(v)
 
 
 def norm(v):
