@@ -63,19 +63,27 @@ def _split_formats(values: list[str], output: str | None, message_formats) -> tu
     for v in values:
         if v in message_formats:
             if message and message != v:
-                raise typer.BadParameter(f"two message formats given: {message} and {v}", param_hint="--format")
+                raise _usage(f"two message formats given: {message} and {v}")
             message = v
         elif v in OUTPUTS:
             outs.append(v)
         else:
-            raise typer.BadParameter(f"{v!r} is neither a message format ({', '.join(message_formats)}) nor an "
-                                     f"output format ({', '.join(OUTPUTS)})", param_hint="--format")
+            raise _usage(f"{v!r} is neither a message format ({', '.join(message_formats)}) nor an "
+                                     f"output format ({', '.join(OUTPUTS)})")
     if output is not None and output not in OUTPUTS:
-        raise typer.BadParameter(f"{output!r} is not one of {', '.join(OUTPUTS)}", param_hint="--output")
+        raise _usage(f"{output!r} is not one of {', '.join(OUTPUTS)}")
     chosen = set(outs) | ({output} if output else set())
     if len(chosen) > 1:
-        raise typer.BadParameter(f"several output formats given: {', '.join(sorted(chosen))}", param_hint="--output")
+        raise _usage(f"several output formats given: {', '.join(sorted(chosen))}")
     return message, (chosen.pop() if chosen else "table")
+
+
+def _usage(message: str):
+    """A usage error as a CdcsyncError (exit 2): main() renders those without depending on click's classes."""
+    from cdcsync.errors import CdcsyncError
+    from cdcsync.exit_codes import ExitCode
+
+    return CdcsyncError(message, hint="see 'cdcsync infer-schema --help'", exit_code=ExitCode.USAGE)
 
 
 class _Source:
@@ -114,11 +122,9 @@ class _Source:
             s.decoder_options["columns"] = [c.strip() for c in csv_columns.split(",") if c.strip()]
         s.file = from_file
         if s.format is None:
-            raise typer.BadParameter("give the message format (--format debezium-json …) or a config file",
-                                     param_hint="--format")
+            raise _usage("give the message format (--format debezium-json …) or a config file")
         if s.file is None and not (s.servers and (s.topics or s.pattern)):
-            raise typer.BadParameter("give --bootstrap-servers and --topic, a config file, or --from-file",
-                                     param_hint="--topic")
+            raise _usage("give --bootstrap-servers and --topic, a config file, or --from-file")
         return s
 
     def records(self, max_records: int, timeout: float, warn):
@@ -156,7 +162,7 @@ def _options(schema_config, flatten, as_string, columns):
     for item in columns or []:
         name, sep, ctype = item.partition("=")
         if not sep or not name.strip():
-            raise typer.BadParameter(f"{item!r} is not NAME=TYPE", param_hint="--column")
+            raise _usage(f"{item!r} is not NAME=TYPE")
         declared[name.strip()] = ctype.strip()
     return InferOptions(
         columns=declared,

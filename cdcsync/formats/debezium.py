@@ -68,14 +68,17 @@ class DebeziumDecoder:
         struct = _image_schema(schema, image) or _image_schema(schema, "before" if image == "after" else "after")
         if struct is None:
             return None, frozenset()
-        return row_types(struct)
+        try:
+            return row_types(struct)
+        except (ValueError, TypeError, AttributeError) as e:  # a schema we cannot read is the record's fault
+            raise BadRecord("bad_value", f"unreadable 'schema': {e}") from None
 
     def _typed(self, row: dict, schema: dict, image: str) -> dict:
         struct = _image_schema(schema, image) or {}
         fields = {f.get("field"): f for f in struct.get("fields") or [] if isinstance(f, dict)}
         try:
             return {k: decode_value(fields[k], v) if k in fields else v for k, v in row.items()}
-        except (ValueError, TypeError, KeyError, OverflowError) as e:
+        except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError) as e:
             raise BadRecord("bad_value", f"a value does not match its declared type: {e}") from None
 
 

@@ -12,6 +12,7 @@ import binascii
 import datetime as dt
 import json
 from decimal import Decimal
+from functools import lru_cache
 
 from cdcsync.schema.types import (
     BIGINT,
@@ -68,18 +69,23 @@ _PRIMITIVE = {
 def field_type(schema: dict) -> ColumnType:
     """ColumnType of one field schema ({"type": "int32", "name": "io.debezium.time.Date", ...})."""
     name = schema.get("name")
+    if name is None:  # most fields: a plain Connect type
+        return _PRIMITIVE.get(schema.get("type"), STRING)
     if name == DECIMAL_NAME:
         params = schema.get("parameters") or {}
-        scale = int(params.get("scale", 0))
-        precision = params.get("connect.decimal.precision")
         # No precision stated (MySQL BIGINT UNSIGNED, Postgres NUMERIC without one): the widest DECIMAL that keeps
         # the stated scale; a value that outgrows it is still exact as text.
-        return ColumnType.decimal(int(precision) if precision else 38, scale)
+        return _decimal(params.get("connect.decimal.precision") or "38", params.get("scale", "0"))
     if name == VARIABLE_DECIMAL:
         return STRING  # the scale varies per value: only text keeps every value exact
     if name in _LOGICAL:
         return _LOGICAL[name]
     return _PRIMITIVE.get(schema.get("type"), STRING)
+
+
+@lru_cache(maxsize=1024)
+def _decimal(precision: str, scale: str) -> ColumnType:
+    return ColumnType.decimal(int(precision), int(scale))
 
 
 def row_types(struct_schema: dict) -> tuple[dict[str, ColumnType], frozenset[str]]:

@@ -19,8 +19,7 @@ class MaxwellDecoder:
             return skip("tombstone")
         doc = load_object(value, self.max_bytes)
         table = _table_name(doc)
-        ts = doc.get("ts")
-        ts_ms = int(ts * 1000) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else None  # ts is seconds
+        ts_ms = _ts_ms(doc.get("ts"))
         kind = require(doc, "type", str)
         if kind in _BOOTSTRAP_MARKERS:
             return skip("bootstrap", table, ts_ms)
@@ -40,3 +39,10 @@ def _table_name(doc: dict) -> str | None:
     if not isinstance(table, str) or not table:
         return None
     return f"{db}.{table}" if isinstance(db, str) and db else table
+
+
+def _ts_ms(ts) -> int | None:
+    """Maxwell's ts is in seconds."""
+    if isinstance(ts, bool) or not isinstance(ts, (int, float)) or not -1e12 < ts < 1e12:
+        return None  # NaN, infinities and absurd values carry no time
+    return int(ts * 1000)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from cdcsync.errors import SchemaError
 from cdcsync.formats.base import Coord
-from cdcsync.schema.model import DECLARED, TableSchema
+from cdcsync.schema.model import DECLARED, ColumnSchema, TableSchema
 from cdcsync.schema.types import ColumnType, holds, widen
 
 ADD_COLUMN, WIDEN_TYPE, MAKE_NULLABLE, INCOMPATIBLE = "add_column", "widen_type", "make_nullable", "incompatible"
@@ -61,9 +61,9 @@ def evolve(current: TableSchema, observed: TableSchema, on_incompatible: str = "
             if obs.type is not None:  # an all-null new column waits for a value that states its type
                 changes.append(SchemaChange(ADD_COLUMN, obs.name, None, obs.type, True, obs.coord))
             continue
-        if obs.type is not None and not holds(cur.effective_type, obs.type):
-            changes.append(_type_change(cur.name, cur.effective_type, obs.type, obs.coord,
-                                        cur.origin == DECLARED or fold(cur.name) in pinned, allow))
+        if obs.type is not None and not _fits(cur.effective_type, obs):
+            changes.append(_type_change(cur.name, cur.effective_type, obs, cur.origin == DECLARED or
+                                        fold(cur.name) in pinned, allow))
         if obs.nullable and not cur.nullable:
             changes.append(SchemaChange(MAKE_NULLABLE, cur.name, cur.effective_type, cur.effective_type, True,
                                         obs.coord))
@@ -79,12 +79,19 @@ def evolve(current: TableSchema, observed: TableSchema, on_incompatible: str = "
     return changes
 
 
-def _type_change(name: str, old: ColumnType, seen: ColumnType, coord: Coord | None, pinned: bool,
+def _fits(current: ColumnType, obs: ColumnSchema) -> bool:
+    """The column's type holds the new data: by type, or by the sampled values' exact digits (5 and 12.5 fit a
+    DECIMAL(10,2) column though BIGINT and DOUBLE do not)."""
+    return holds(current, obs.type) or (obs.exact is not None and holds(current, obs.exact))
+
+
+def _type_change(name: str, old: ColumnType, obs: ColumnSchema, pinned: bool,
                  allow: Callable[[ColumnType, ColumnType], bool] | None) -> SchemaChange:
+    seen, coord = obs.type, obs.coord
     if pinned:
         return SchemaChange(INCOMPATIBLE, name, old, seen, coord=coord,
                             reason="the column's type is declared in schema.columns")
-    new = widen(old, seen)
+    new = widen(old, obs.type)  # the data's own type, not its sample's exact digits: the next batch varies
     if allow is not None and not allow(old, new):
         return SchemaChange(INCOMPATIBLE, name, old, seen, coord=coord,
                             reason=f"widening {old} to {new} is not supported by the sink")

@@ -24,16 +24,14 @@ class ColumnSchema:
     origin: str = DATA  # declared | envelope | hint | data
     path: tuple[str, ...] = ()  # the key path in the row object (flattened columns have several parts)
     json_kinds: frozenset[str] = frozenset()  # JSON kinds of the non-null values seen ("integer", "string" …)
+    # Numeric columns inferred from data: the narrowest DECIMAL holding every sampled value exactly (DOUBLE when
+    # one was NaN/Infinity or too long). Lets evolve() see that 5 and 12.5 fit a DECIMAL(10,2) column.
+    exact: ColumnType | None = None
 
     @property
     def effective_type(self) -> ColumnType:
         """The type to create the column with: STRING when only nulls were seen."""
         return self.type or STRING
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "type": str(self.effective_type), "nullable": self.nullable,
-                "samples": self.samples, "origin": self.origin,
-                "where": self.coord.to_dict() if self.coord else None}
 
 
 @dataclass

@@ -2,7 +2,9 @@
 
 Lattice: BIGINT ⊂ DECIMAL ⊂ DOUBLE ⊂ STRING; DATE ⊂ TIMESTAMP ⊂ STRING; DATE ⊂ TIMESTAMP_LTZ ⊂ STRING;
 everything ⊂ STRING. TIMESTAMP (wall clock, no zone) and TIMESTAMP_LTZ (an instant) only meet at STRING:
-turning one into the other needs a time zone nobody stated.
+turning one into the other needs a time zone nobody stated. A DECIMAL merge needing more than 38 digits is STRING
+(exact text), even though DOUBLE absorbs each DECIMAL alone: the one case where merge order matters, and only
+declared/envelope decimals can reach it (JSON numbers infer to BIGINT, DECIMAL(38,0) or DOUBLE).
 
 Spark 3.5 has no TIME type, so TIME renders as STRING ("HH:MM:SS[.fff]") in Spark DDL; both timestamps render
 as Spark TIMESTAMP (the engine runs with spark.sql.session.timeZone=UTC, so wall-clock values read as UTC).
@@ -96,6 +98,10 @@ TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$"
 TIMESTAMP_LTZ_PATTERN = r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)$"
 TIME_PATTERN = r"^\d{2}:\d{2}:\d{2}(\.\d{1,9})?$"
 
+# A TIMESTAMP column also holds plain dates (DATE ⊂ TIMESTAMP), so its JSON Schema accepts both.
+_DATE_OR_TS = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?$"
+_DATE_OR_TS_LTZ = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?))?$"
+
 _JSON_SCHEMA = {
     Kind.BOOLEAN: {"type": "boolean"},
     Kind.BIGINT: {"type": "integer", "minimum": BIGINT_MIN, "maximum": BIGINT_MAX},
@@ -103,8 +109,8 @@ _JSON_SCHEMA = {
     Kind.DOUBLE: {"type": "number"},
     Kind.STRING: {"type": "string"},
     Kind.DATE: {"type": "string", "pattern": DATE_PATTERN},
-    Kind.TIMESTAMP: {"type": "string", "pattern": TIMESTAMP_PATTERN},
-    Kind.TIMESTAMP_LTZ: {"type": "string", "pattern": TIMESTAMP_LTZ_PATTERN},
+    Kind.TIMESTAMP: {"type": "string", "pattern": _DATE_OR_TS},
+    Kind.TIMESTAMP_LTZ: {"type": "string", "pattern": _DATE_OR_TS_LTZ},
     Kind.TIME: {"type": "string", "pattern": TIME_PATTERN},
     Kind.BINARY: {"type": "string", "contentEncoding": "base64"},
 }

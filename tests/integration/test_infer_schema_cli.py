@@ -1,0 +1,121 @@
+"""infer-schema against a real Kafka broker: every fixture file produced to a fresh topic, sampled by the command.
+
+Uses the session broker of tests/integration/conftest.py (one broker, a fresh topic per test); it fails, never
+skips, when Java or the broker jars are missing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from cdcsync.formats import get_decoder
+from tests.unit.formats.cdc_fixtures import FORMAT_OF, fixture_names, messages
+from tests.unit.schema.expected_schemas import EXPECTED
+
+pytestmark = pytest.mark.integration
+
+# Runs the command in-process in a fresh interpreter, then reports whether anything imported pyspark or py4j.
+_RUNNER = """
+import sys
+from cdcsync.cli.app import main
+sys.argv = ["cdcsync", "infer-schema", *sys.argv[1:]]
+code = 0
+try:
+    main()
+except SystemExit as e:
+    code = e.code
+print(f"JVM-CHECK pyspark={'pyspark' in sys.modules} py4j={'py4j' in sys.modules}", file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def infer_schema(*args, timeout=120) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-c", _RUNNER, *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+    assert "JVM-CHECK pyspark=False py4j=False" in proc.stderr, proc.stderr
+    return proc
+
+
+@pytest.mark.parametrize("name", fixture_names())
+def test_infers_each_fixture_topic(name, bootstrap, make_topic, produce):
+    topic = make_topic(partitions=2)
+    msgs = messages(name)
+    produce(topic, msgs)
+    proc = infer_schema("--bootstrap-servers", bootstrap, "--topic", topic, "--format", FORMAT_OF[name],
+                        "--output", "toml")
+    assert proc.returncode == 0, proc.stderr
+    table, _, types, _ = EXPECTED[name]
+    assert tomllib.loads(proc.stdout)["schema"]["columns"] == types
+    assert f"records={len(msgs)}" in proc.stderr and table in proc.stderr
+
+
+def test_json_schema_validates_every_record_on_the_topic(bootstrap, make_topic, produce):
+    from kafka import KafkaConsumer
+
+    name = "debezium-mysql-with-schema.txt"
+    topic = make_topic(partitions=3)
+    produce(topic, messages(name))
+    proc = infer_schema("-b", bootstrap, "-t", topic, "-f", "debezium-json", "-f", "json-schema")
+    assert proc.returncode == 0, proc.stderr
+    validator = Draft202012Validator(json.loads(proc.stdout))
+
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", group_id=None,
+                             enable_auto_commit=False, consumer_timeout_ms=5000)
+    values = [r.value for r in consumer]
+    consumer.close()
+    assert len(values) == len(messages(name))
+    decoder = get_decoder("debezium-json")
+    rows = [ch.row for v in values for ch in decoder.parse(v) if ch.row is not None]
+    assert len(rows) == len(values)
+    for row in rows:
+        assert validator.is_valid(row), row
+
+
+def test_reads_at_most_n_records_per_partition_from_the_beginning(bootstrap, make_topic, produce):
+    topic = make_topic(partitions=1)
+    produce(topic, [{"id": i} for i in range(10)] + [{"id": i, "late": "x"} for i in range(10, 30)])
+    proc = infer_schema("-b", bootstrap, "-t", topic, "-f", "json", "-o", "toml", "--max-records-per-partition", 10)
+    assert proc.returncode == 0, proc.stderr
+    assert tomllib.loads(proc.stdout)["schema"]["columns"] == {"id": "BIGINT"}  # "late" starts at offset 10
+    assert "records=10" in proc.stderr
+
+
+def test_samples_every_partition(bootstrap, make_topic, produce):
+    topic = make_topic(partitions=2)
+    produce(topic, [{"a": 1}] * 5, partition=0)
+    produce(topic, [{"b": "2024-01-01"}] * 5, partition=1)
+    proc = infer_schema("-b", bootstrap, "-t", topic, "-f", "json", "-o", "toml", "-n", 3)
+    assert proc.returncode == 0, proc.stderr
+    assert tomllib.loads(proc.stdout)["schema"]["columns"] == {"a": "BIGINT", "b": "DATE"}
+    assert "records=6" in proc.stderr
+
+
+def test_missing_topic_exits_66_and_is_not_created(bootstrap):
+    from kafka import KafkaAdminClient
+
+    proc = infer_schema("-b", bootstrap, "-t", "no_such_topic_for_infer_schema", "-f", "json")
+    assert proc.returncode == 66 and proc.stdout == ""
+    assert "no_such_topic_for_infer_schema" in proc.stderr and "does not exist" in proc.stderr
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        assert "no_such_topic_for_infer_schema" not in admin.list_topics()
+    finally:
+        admin.close()
+
+
+def test_empty_topic_exits_66(bootstrap, make_topic):
+    proc = infer_schema("-b", bootstrap, "-t", make_topic(), "-f", "json")
+    assert proc.returncode == 66 and "empty" in proc.stderr
+
+
+def test_unreachable_broker_exits_69():
+    from devtools.local_kafka import free_port
+
+    proc = infer_schema("-b", f"127.0.0.1:{free_port()}", "-t", "t", "-f", "json", timeout=90)
+    assert proc.returncode == 69 and "no Kafka broker answers" in proc.stderr

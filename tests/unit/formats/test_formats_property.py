@@ -1,0 +1,91 @@
+"""Whatever bytes arrive, a decoder returns Changes or raises BadRecord, nothing else."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cdcsync.formats import FORMATS, BadRecord, Change, get_decoder
+from tests.unit.formats.cdc_fixtures import FORMAT_OF, fixture_names, messages
+
+DECODERS = [get_decoder(f, **({"columns": ["a", "b"]} if f == "csv" else {})) for f in FORMATS] + [
+    get_decoder("debezium-json", typed=True), get_decoder("canal-json", typed=True)]
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=5),
+    max_leaves=25,
+)
+# Objects shaped like the envelopes, with wrong-typed or missing parts: reaches deeper than random bytes.
+envelope_like = st.fixed_dictionaries({}, optional={
+    "op": st.sampled_from(["c", "r", "u", "d", "t", "x"]) | json_values,
+    "before": json_values, "after": json_values, "source": json_values, "payload": json_values,
+    "schema": json_values, "type": st.sampled_from(["INSERT", "UPDATE", "DELETE", "insert", "delete", "CREATE"])
+    | json_values, "data": json_values, "isDdl": json_values, "mysqlType": json_values, "pkNames": json_values,
+    "primary_key_columns": json_values, "ts": json_values, "status": json_values,
+})
+fixture_bytes = st.sampled_from([m for n in fixture_names() for m in messages(n)])
+
+
+def _check(value, key=None):
+    for dec in DECODERS:
+        try:
+            out = dec.parse(value, key)
+        except BadRecord as e:
+            assert isinstance(e.reason_code, str) and e.reason_code
+            continue
+        assert isinstance(out, list) and all(isinstance(c, Change) for c in out)
+        assert all(c.op in ("upsert", "delete", "skip") for c in out)
+        assert all(c.row is None if c.op == "skip" else isinstance(c.row, dict) for c in out)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=300) | st.none(), st.binary(max_size=30) | st.none())
+def test_arbitrary_bytes(value, key):
+    _check(value, key)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(envelope_like, st.none() | st.dictionaries(st.text(max_size=5), json_values, max_size=3))
+def test_envelope_shaped_json(doc, key):
+    _check(json.dumps(doc).encode(), None if key is None else json.dumps(key).encode())
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(fixture_bytes, st.integers(min_value=0, max_value=20000), st.binary(min_size=1, max_size=3))
+def test_corrupted_fixture_messages(msg, pos, junk):
+    i = pos % (len(msg) + 1)
+    _check(msg[:i] + junk + msg[i + len(junk):])
+
+
+def test_the_fixture_formats_are_the_decoders_under_test():
+    assert set(FORMAT_OF.values()) <= set(FORMATS)
+
+
+field_schemas = st.fixed_dictionaries({"field": st.sampled_from(["a", "b"])}, optional={
+    "type": st.sampled_from(["int32", "int64", "bytes", "string", "struct", "double"]) | json_values,
+    "name": st.sampled_from(["org.apache.kafka.connect.data.Decimal", "io.debezium.time.Date",
+                             "io.debezium.time.ZonedTimestamp", "io.debezium.time.MicroTime",
+                             "io.debezium.data.VariableScaleDecimal", "io.debezium.time.Timestamp"]) | json_values,
+    "parameters": st.fixed_dictionaries({}, optional={"scale": json_values,
+                                                      "connect.decimal.precision": json_values}) | json_values,
+    "optional": json_values,
+})
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(field_schemas, max_size=3), st.dictionaries(st.sampled_from(["a", "b"]), json_values, max_size=2),
+       st.sampled_from(["c", "d"]))
+def test_debezium_schema_envelopes_with_junk_schemas(fields, after, op):
+    struct = {"type": "struct", "fields": fields}
+    schema = {"type": "struct", "fields": [{**struct, "field": "before"}, {**struct, "field": "after"}]}
+    payload = {"op": op, "before": after if op == "d" else None, "after": after, "source": {"table": "t"}}
+    _check(json.dumps({"schema": schema, "payload": payload}).encode())
+
+
+@given(st.floats() | st.integers())
+def test_maxwell_any_numeric_ts(ts):
+    msg = json.dumps({"type": "insert", "ts": ts, "data": {"id": 1}, "database": "d", "table": "t"}).encode()
+    _check(msg)

@@ -1,0 +1,137 @@
+"""The infer-schema command's options, errors and exit codes (from files: no broker needed)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+
+import pytest
+
+from cdcsync.cli.app import main
+from tests.unit.formats.cdc_fixtures import clean_copy
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    def run(*args) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "argv", ["cdcsync", "infer-schema", *map(str, args)])
+        with pytest.raises(SystemExit) as e:
+            main()
+        out = capsys.readouterr()
+        return e.value.code, out.out, out.err
+
+    return run
+
+
+@pytest.fixture
+def lines(tmp_path):
+    def write(*rows, name="msgs.jsonl") -> str:
+        path = tmp_path / name
+        path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+        return str(path)
+
+    return write
+
+
+def config(tmp_path, fmt="json", extra=""):
+    path = tmp_path / "config.toml"
+    path.write_text(f"""
+[source]
+bootstrap_servers = "127.0.0.1:1"
+topics = ["orders"]
+format = "{fmt}"
+
+[sink]
+path = "{tmp_path / 'table'}"
+table_name = "orders"
+{extra}
+""")
+    return path
+
+
+def test_format_takes_an_output_name_and_the_message_format_from_the_config(cli, lines, tmp_path):
+    code, out, _ = cli(config(tmp_path), "--from-file", lines({"id": 1}), "--format", "json-schema")
+    assert code == 0 and json.loads(out)["properties"]["id"]["x-cdcsync-type"] == "BIGINT"
+
+
+def test_format_given_twice_message_and_output(cli, lines):
+    code, out, _ = cli("--from-file", lines({"id": 1}), "-f", "json", "-f", "toml")
+    assert code == 0 and tomllib.loads(out)["schema"]["columns"] == {"id": "BIGINT"}
+
+
+@pytest.mark.parametrize("args, words", [
+    (["-f", "json", "-f", "csv"], ["two message formats", "json", "csv"]),
+    (["-f", "avro"], ["'avro'", "neither", "debezium-json", "json-schema"]),
+    (["-f", "json", "-f", "toml", "-o", "spark-ddl"], ["several output formats", "spark-ddl", "toml"]),
+    (["-f", "json", "-o", "yaml"], ["'yaml'"]),
+    ([], ["give the message format"]),
+    (["-f", "json", "--column", "price"], ["'price' is not NAME=TYPE"]),
+])
+def test_usage_errors_exit_2(cli, lines, args, words):
+    code, out, err = cli("--from-file", lines({"id": 1}), *args)
+    assert code == 2 and out == ""
+    assert all(w in err for w in words), err
+
+
+def test_kafka_needs_servers_and_topics(cli):
+    code, _, err = cli("-f", "json", "--topic", "orders")
+    assert code == 2 and "--bootstrap-servers" in err
+
+
+def test_an_unknown_declared_type_is_a_config_error(cli, lines):
+    code, _, err = cli("--from-file", lines({"id": 1}), "-f", "json", "--column", "id=NUMBER")
+    assert code == 78 and "schema.columns.id" in err
+
+
+def test_declared_type_too_narrow_exits_79_naming_column_types_and_offset(cli, lines):
+    path = lines({"price": 1.5}, {"price": 123.456}, name="prices.jsonl")
+    code, out, err = cli("--from-file", path, "-f", "json", "--column", "price=DECIMAL(5,2)", "-o", "toml")
+    assert code == 79 and out == ""
+    for word in ("'price'", "DECIMAL(5,2)", "DECIMAL(6,3)", "prices.jsonl", "offset 1"):
+        assert word in err, (word, err)
+
+
+def test_declared_types_from_the_config_and_flags_win(cli, lines, tmp_path):
+    cfg = config(tmp_path, extra='[schema]\nflatten_nested_columns = true\n[schema.columns]\nprice = "DECIMAL(18,2)"\n')
+    path = lines({"price": 1.5, "n": {"a": "2024-01-01"}})
+    code, out, _ = cli(cfg, "--from-file", path, "-o", "toml")
+    assert code == 0 and tomllib.loads(out)["schema"]["columns"] == {"price": "DECIMAL(18,2)", "n.a": "DATE"}
+    code, out, _ = cli(cfg, "--from-file", path, "-o", "toml", "--no-flatten-nested-columns", "--primitive-as-string",
+                       "--column", "price=DOUBLE")
+    assert code == 0 and tomllib.loads(out)["schema"]["columns"] == {"price": "DOUBLE", "n": "STRING"}
+
+
+def test_csv_columns_flag(cli, lines):
+    code, out, _ = cli("--from-file", lines("1,2.5,x", "2,,y"), "-f", "csv", "--csv-columns", "id, amount ,name",
+                       "-o", "spark-ddl")
+    assert (code, out.strip()) == (0, "`id` BIGINT NOT NULL, `amount` DOUBLE, `name` STRING NOT NULL")
+
+
+def test_bad_records_are_reported_on_stderr_and_skipped(cli, lines):
+    code, out, err = cli("--from-file", lines({"id": 1}, "not json", "[1]"), "-f", "json", "-o", "toml")
+    assert code == 0 and tomllib.loads(out)["schema"]["columns"] == {"id": "BIGINT"}
+    assert "invalid_json" in err and "not_an_object" in err and "offset 1" in err
+
+
+def test_only_bad_records_exit_65_and_an_empty_input_66(cli, lines, tmp_path):
+    code, out, err = cli("--from-file", lines("nope", "nope"), "-f", "json")
+    assert (code, out) == (65, "") and "none of the 2 sampled records decodes as json" in err
+    (tmp_path / "empty").write_text("")
+    code, out, err = cli("--from-file", tmp_path / "empty", "-f", "json")
+    assert (code, out) == (66, "") and "empty" in err
+
+
+def test_a_topic_with_several_tables_gets_one_schema_each(cli, tmp_path):
+    path = clean_copy("canal.txt", tmp_path)
+    extra = tmp_path / "more.txt"
+    extra.write_text(path.read_text() + json.dumps({
+        "data": [{"k": "a", "ts": "2024-01-01 10:00:00"}], "database": "inventory", "table": "other",
+        "type": "INSERT", "isDdl": False, "mysqlType": {"k": "varchar(3)", "ts": "datetime"}, "pkNames": ["k"],
+    }) + "\n")
+    code, out, _ = cli("--from-file", extra, "-f", "canal-json", "-f", "json-schema")
+    doc = json.loads(out)
+    assert code == 0 and set(doc["$defs"]) == {"inventory.products2", "inventory.other"}
+    assert doc["$defs"]["inventory.other"]["x-primary-key"] == ["k"]
+    code, out, _ = cli("--from-file", extra, "-f", "canal-json")
+    assert "inventory.products2" in out and "inventory.other" in out and "primary key: k" in out
