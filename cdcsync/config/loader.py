@@ -38,7 +38,8 @@ def read_toml(path: Path) -> dict:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}", hint="fix the syntax at the line shown", file=str(path)) from None
+        raise ConfigError(f"{path}: not valid TOML: {e}", hint="fix the syntax at the line shown",
+                          file=str(path)) from None
 
 
 def _flatten_free_form(data: dict) -> dict:
@@ -97,7 +98,8 @@ def validate(data: dict, path: Path) -> None:
     lines = [_describe(e) for e in errors]
     first_key = _key(tuple(errors[0].absolute_path)) or "(top level)"
     raise ConfigError(
-        f"{path}: {len(lines)} problem{'s' if len(lines) > 1 else ''} in the configuration:\n  - " + "\n  - ".join(lines),
+        f"{path}: {len(lines)} problem{'s' if len(lines) > 1 else ''} in the configuration:\n  - "
+        + "\n  - ".join(lines),
         hint="see the README section 'Configuration' for every key",
         file=str(path), key=first_key, problems=lines,
     )
@@ -131,7 +133,8 @@ def _describe(err) -> str:
     if v == "type":
         want = err.validator_value
         want = " or ".join(want) if isinstance(want, list) else want
-        return f"'{where}' must be {_article(want)} {want}, not {type(err.instance).__name__} {_safe(where, err.instance)}"
+        got = f"{type(err.instance).__name__} {_safe(where, err.instance)}"
+        return f"'{where}' must be {_article(want)} {want}, not {got}"
     if v == "pattern":
         return f"'{where}' = {_safe(where, err.instance)} does not match the expected form {err.validator_value}"
     return f"'{where}': {err.message}"

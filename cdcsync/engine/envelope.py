@@ -143,7 +143,8 @@ def plain_json(df: DataFrame) -> DataFrame:
     is_object = F.ltrim(F.col("_value")).startswith("{")
     bad = (F.when(tombstone, None).when(_invalid_json(F.col("_value")), "invalid_json")
            .when(~is_object, "not_an_object"))
-    detail = F.when(bad == "invalid_json", "value is not valid JSON").when(bad.isNotNull(), "value is not a JSON object")
+    detail = (F.when(bad == "invalid_json", "value is not valid JSON")
+              .when(bad.isNotNull(), "value is not a JSON object"))
     op = F.when(tombstone, "s").when(bad.isNotNull(), None).otherwise("u")
     return _finish(df, op, F.when(tombstone, "tombstone"), bad, detail, F.lit(None).cast("string"),
                    F.col("_value"), F.lit(None).cast("string"), F.lit(None).cast("long"))

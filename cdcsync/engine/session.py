@@ -47,7 +47,8 @@ def spark_jars() -> list[str]:
 def check_java() -> None:
     home = os.environ.get("JAVA_HOME")
     if not (home and (Path(home) / "bin" / "java").exists()) and not shutil.which("java"):
-        raise ToolchainError("Java is not installed", hint="install Java 17 (Debian: apt-get install openjdk-17-jdk-headless)")
+        raise ToolchainError("Java is not installed",
+                             hint="install Java 17 (Debian: apt-get install openjdk-17-jdk-headless)")
 
 
 def build_session(app_name: str = "cdcsync", master: str = "local[2]", conf: dict[str, str] | None = None):

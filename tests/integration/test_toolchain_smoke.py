@@ -48,5 +48,5 @@ def test_kafka_to_hudi_read_back_by_spark_and_hudi_rs(spark, bootstrap, make_top
 
     arrow = pa.Table.from_batches(table.read())
     by_rs = {i: (n, a) for i, n, a in zip(arrow["id"].to_pylist(), arrow["name"].to_pylist(),
-                                           arrow["amount"].to_pylist())}
+                                           arrow["amount"].to_pylist(), strict=True)}
     assert by_rs == expected

@@ -63,7 +63,7 @@ def norm(v):
     """One comparable form for values from Spark, hudi-rs and the Python decoders."""
     if isinstance(v, dt.datetime):
         if v.tzinfo is not None:
-            v = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            v = v.astimezone(dt.UTC).replace(tzinfo=None)
         return ("ts", v.isoformat())
     if isinstance(v, dt.date):
         return ("date", v.isoformat())

@@ -10,7 +10,13 @@ import pytest
 
 from tests.integration.conftest import FIXTURES
 from tests.integration.engine.helpers import (
-    by_key, fixture_format, fixture_messages, hudi_rs_rows, run_once, spark_rows, write_config,
+    by_key,
+    fixture_format,
+    fixture_messages,
+    hudi_rs_rows,
+    run_once,
+    spark_rows,
+    write_config,
 )
 
 pytestmark = pytest.mark.integration
