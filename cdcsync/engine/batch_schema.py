@@ -5,52 +5,43 @@ over the row images (a JVM pass, all-null fields dropped so they never decide a 
 from __future__ import annotations
 
 import json
-import re
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync.engine import columns as C
 from cdcsync.engine.columns import Col
+from cdcsync.formats.debezium_types import DECIMAL_NAME, field_type
+from cdcsync.formats.mysql_types import mysql_type
 
-_DBZ_LOGICAL = {
-    "io.debezium.time.Date": ("DATE", C.DBZ_DATE),
-    "org.apache.kafka.connect.data.Date": ("DATE", C.DBZ_DATE),
-    "io.debezium.time.Timestamp": ("TIMESTAMP", C.DBZ_TS_MS),
-    "org.apache.kafka.connect.data.Timestamp": ("TIMESTAMP", C.DBZ_TS_MS),
-    "io.debezium.time.MicroTimestamp": ("TIMESTAMP", C.DBZ_TS_US),
-    "io.debezium.time.NanoTimestamp": ("TIMESTAMP", C.DBZ_TS_NS),
-    "io.debezium.time.ZonedTimestamp": ("TIMESTAMP", C.DBZ_ZONED),
-    "io.debezium.time.Time": ("STRING", C.DBZ_TIME_MS),
-    "org.apache.kafka.connect.data.Time": ("STRING", C.DBZ_TIME_MS),
-    "io.debezium.time.MicroTime": ("STRING", C.DBZ_TIME_US),
-    "io.debezium.time.NanoTime": ("STRING", C.DBZ_TIME_NS),
-    "io.debezium.time.ZonedTime": ("STRING", C.PLAIN),
-    "io.debezium.time.Year": ("BIGINT", C.PLAIN),
-    "io.debezium.data.Bits": ("BINARY", C.PLAIN),
-}
-_DBZ_PRIMITIVE = {
-    "int8": "BIGINT", "int16": "BIGINT", "int32": "BIGINT", "int64": "BIGINT",
-    "float32": "DOUBLE", "float64": "DOUBLE", "float": "DOUBLE", "double": "DOUBLE",
-    "boolean": "BOOLEAN", "string": "STRING", "bytes": "BINARY",
+# How Debezium carries each logical type on the wire; the column *type* comes from formats.debezium_types,
+# the one mapping infer-schema uses too.
+_DBZ_ENCODING = {
+    "io.debezium.time.Date": C.DBZ_DATE,
+    "org.apache.kafka.connect.data.Date": C.DBZ_DATE,
+    "io.debezium.time.Timestamp": C.DBZ_TS_MS,
+    "org.apache.kafka.connect.data.Timestamp": C.DBZ_TS_MS,
+    "io.debezium.time.MicroTimestamp": C.DBZ_TS_US,
+    "io.debezium.time.NanoTimestamp": C.DBZ_TS_NS,
+    "io.debezium.time.ZonedTimestamp": C.DBZ_ZONED,
+    "io.debezium.time.Time": C.DBZ_TIME_MS,
+    "org.apache.kafka.connect.data.Time": C.DBZ_TIME_MS,
+    "io.debezium.time.MicroTime": C.DBZ_TIME_US,
+    "io.debezium.time.NanoTime": C.DBZ_TIME_NS,
 }
 
 
 def debezium_field(f: dict) -> Col:
-    """One Kafka Connect schema field → Col. Unknown logical types stay STRING (documented in the README)."""
-    name, logical, ftype = f["field"], f.get("name"), f.get("type")
-    if logical == "org.apache.kafka.connect.data.Decimal":
-        params = f.get("parameters") or {}
-        scale = int(params.get("scale", 0))
-        precision = int(params.get("connect.decimal.precision", 38))
-        spark_type = f"DECIMAL({precision},{scale})" if precision <= 38 else "STRING"
-        return Col(name, spark_type, C.DBZ_DECIMAL, scale)
-    if logical in _DBZ_LOGICAL:
-        t, enc = _DBZ_LOGICAL[logical]
-        return Col(name, t, enc)
-    if ftype in ("struct", "array", "map"):
+    """One Kafka Connect schema field → Col. Types the README lists as unsupported stay STRING."""
+    name, logical = f["field"], f.get("name")
+    spark_type = field_type(f).spark_ddl()
+    if logical == DECIMAL_NAME:
+        return Col(name, spark_type, C.DBZ_DECIMAL, int((f.get("parameters") or {}).get("scale", 0)))
+    if logical in _DBZ_ENCODING:
+        return Col(name, spark_type, _DBZ_ENCODING[logical])
+    if f.get("type") in ("struct", "array", "map"):
         return Col(name, "STRING", C.JSON_TEXT)
-    return Col(name, _DBZ_PRIMITIVE.get(ftype, "STRING"))
+    return Col(name, spark_type)
 
 
 def from_debezium_schema(schema_text: str) -> list[Col] | None:
@@ -60,34 +51,6 @@ def from_debezium_schema(schema_text: str) -> list[Col] | None:
             if f.get("field") == image and f.get("type") == "struct":
                 return [debezium_field(x) for x in f.get("fields", [])]
     return None
-
-
-_MYSQL = [
-    (r"^(tinyint|smallint|mediumint|int|integer|bigint)\b.*unsigned", "DECIMAL(20,0)"),
-    (r"^(tinyint|smallint|mediumint|int|integer|bigint|year|serial)\b", "BIGINT"),
-    (r"^(decimal|numeric|dec)\s*\((\d+)\s*,\s*(\d+)\)", None),
-    (r"^(decimal|numeric|dec)\s*\((\d+)\)", None),
-    (r"^(decimal|numeric|dec)\b", "DECIMAL(10,0)"),
-    (r"^(float|double|real)\b", "DOUBLE"),
-    (r"^(bool|boolean)\b", "BOOLEAN"),
-    (r"^date$", "DATE"),
-    (r"^(datetime|timestamp)\b", "TIMESTAMP"),
-]
-
-
-def mysql_type(t: str) -> str:
-    """Canal's mysqlType text → Spark type; anything else (text, enum, json, time, blob) stays STRING."""
-    s = t.strip().lower()
-    for rx, out in _MYSQL:
-        m = re.match(rx, s)
-        if not m:
-            continue
-        if out:
-            return out
-        p = int(m.group(2))
-        sc = int(m.group(3)) if m.lastindex and m.lastindex >= 3 else 0
-        return f"DECIMAL({p},{sc})" if p <= 38 else "STRING"
-    return "STRING"
 
 
 def from_spark_type(name: str, dt) -> Col:
@@ -118,7 +81,7 @@ def infer_batch_columns(env: DataFrame, fmt: str, max_schemas: int = 32) -> list
         maps = [json.loads(r[0]) for r in rows.select("_types").where(F.col("_types").isNotNull())
                 .distinct().limit(max_schemas).collect()]
         if maps:
-            return _merge_in_order([[Col(k, mysql_type(v)) for k, v in m.items()] for m in maps])
+            return _merge_in_order([[Col(k, mysql_type(v).spark_ddl()) for k, v in m.items()] for m in maps])
     spark = env.sparkSession
     text = rows.select(F.coalesce("_row", "_key_row").alias("j")).where(F.col("j").isNotNull())
     reader = (spark._jsparkSession.read().option("dropFieldIfAllNull", "true")
