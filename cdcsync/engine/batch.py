@@ -107,7 +107,9 @@ def resolve_primary_key(cfg, env: DataFrame, state: TableState) -> list[str]:
 
 
 def run_batch(spark, cfg, state: TableState, batch_id: int, start: Offsets, end: Offsets, reporter,
-              on_bad=None) -> BatchResult:
+              on_bad=None, record_offsets: bool = True) -> BatchResult:
+    """`record_offsets=False` (replays) writes the range under `_cdcsync.replay` so the pipeline's own resume
+    point, the newest commit carrying `_cdcsync.offsets`, never moves."""
     raw = read_range(spark, cfg.source, start, end)
     env = decode_envelope(raw, cfg.source.format, cfg.source.csv_columns, cfg.source.csv_field_delimiter)
     if cfg.source.max_message_bytes:
@@ -119,12 +121,12 @@ def run_batch(spark, cfg, state: TableState, batch_id: int, start: Offsets, end:
                .withColumn("_op", F.when(too_big, None).otherwise(F.col("_op"))))
     env = env.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        return _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad)
+        return _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, record_offsets)
     finally:
         env.unpersist()
 
 
-def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad) -> BatchResult:
+def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, record_offsets) -> BatchResult:
     if not state.key_known:
         pk = resolve_primary_key(cfg, env, state)
         state.spec = _with_key(state.spec, pk)
@@ -167,8 +169,10 @@ def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad) -> 
             samples = on_bad(df.where(F.col("_class") == "bad"), batch_id, bad_total)
         good = _table_rows(df.where(F.col("_class").isin("upserted", "deleted")), cols, cfg.source.metadata_columns)
         instant = None
+        offsets = {t: {str(p): o for p, o in parts.items()} for t, parts in end.items()}
         meta = {
-            hudi.META_OFFSETS: {t: {str(p): o for p, o in parts.items()} for t, parts in end.items()},
+            **({hudi.META_OFFSETS: offsets} if record_offsets else {hudi.META_REPLAY: {
+                "from": {t: {str(p): o for p, o in parts.items()} for t, parts in start.items()}, "to": offsets}}),
             hudi.META_BATCH: str(batch_id),
             hudi.META_LEDGER: ledger,
             hudi.META_SCHEMA: schema_to_json(cols),

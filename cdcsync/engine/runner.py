@@ -14,6 +14,7 @@ from cdcsync.engine import checkpoint
 from cdcsync.engine.batch import BatchResult, TableState, bad_error, run_batch
 from cdcsync.engine.columns import schema_from_json
 from cdcsync.engine.faults import maybe_crash
+from cdcsync.engine.lock import WriterLock, multi_writer_configured
 from cdcsync.kafka.offsets import KafkaView, Offsets, resolve_start
 from cdcsync.sinks import dead_letter, hudi
 
@@ -120,6 +121,9 @@ class Runner:
                 self.spark = build_session(f"cdcsync-{cfg.sink.table_name}", cfg.spark.get("master", "local[*]"), conf)
             self._signals()
             state = TableState(spec=table_spec(cfg))
+            self.lock = WriterLock(self.spark, cfg.run.checkpoint_dir, "cdcsync run")
+            if not multi_writer_configured(cfg.sink.options):
+                self.lock.acquire(cfg.sink.table_name)
             last = hudi.last_checkpoint(self.spark, cfg.sink.path)
             if last:
                 state.columns = schema_from_json(last["schema"])
@@ -159,6 +163,7 @@ class Runner:
                 result = run_batch(self.spark, cfg, state, batch_id, start, end, self.reporter, self._on_bad)
                 maybe_crash("after_write", batch_id)
                 view.commit_group(end)
+                self.lock.heartbeat(every_s=0)
                 summary.add(result)
                 self._report(result, latest, time.monotonic() - t_batch)
                 start, batch_id = end, batch_id + 1
@@ -176,6 +181,8 @@ class Runner:
             summary.seconds = round(time.monotonic() - t0, 3)
             return summary
         finally:
+            if getattr(self, "lock", None):
+                self.lock.release()
             for sig, old in getattr(self, "_saved_handlers", {}).items():
                 signal.signal(sig, old)
             view.close()
@@ -183,6 +190,7 @@ class Runner:
     def _sleep(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
         while not self._stop and time.monotonic() < deadline:
+            self.lock.heartbeat()
             time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
 
     def _on_bad(self, bad_df, batch_id: int, count: int) -> list[dict]:

@@ -14,6 +14,7 @@ META_BATCH = META_PREFIX + "batch_id"
 META_LEDGER = META_PREFIX + "ledger"
 META_SCHEMA = META_PREFIX + "schema"
 META_VERSION = META_PREFIX + "version"
+META_REPLAY = META_PREFIX + "replay"  # a replayed range: {"from": offsets, "to": offsets}; never a resume point
 
 # One ordering field, because hudi-rs (the independent reader) takes only one: fixed-width text that sorts as
 # (event source time ms, Kafka offset, row index inside a multi-row message).
