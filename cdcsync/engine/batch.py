@@ -178,6 +178,8 @@ def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, rec
             hudi.META_SCHEMA: schema_to_json(cols),
             hudi.META_VERSION: __version__,
         }
+        if changes:
+            meta[hudi.META_SCHEMA_CHANGES] = [c.describe() for c in changes]
         reporter.event("writing", batch=batch_id, table=state.spec.table_name, rows=sum(
             c["upserted"] + c["deleted"] for c in ledger.values()))
         maybe_crash("before_write", batch_id)

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from cdcsync.engine.columns import PLAIN, Col
 from cdcsync.schema.types import Kind, parse_type, widen
 
-# Type changes Hudi applies to an existing column without rewriting it (Avro promotions, plus any → string).
+# Type changes Hudi applies to an existing column on write (its schema-evolution docs: int/long → float/double/
+# string, float/double → string, decimal → wider decimal); anything else the lattice allows is incompatible here.
 _HUDI_PROMOTIONS = {
     (Kind.BIGINT, Kind.DOUBLE), (Kind.BIGINT, Kind.STRING), (Kind.DOUBLE, Kind.STRING),
-    (Kind.DECIMAL, Kind.DECIMAL), (Kind.DECIMAL, Kind.STRING), (Kind.DATE, Kind.STRING),
-    (Kind.BOOLEAN, Kind.STRING),
+    (Kind.DECIMAL, Kind.DECIMAL),
 }
 
 

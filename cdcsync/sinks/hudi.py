@@ -13,6 +13,7 @@ META_OFFSETS = META_PREFIX + "offsets"  # {"topic": {"partition": next_offset}}
 META_BATCH = META_PREFIX + "batch_id"
 META_LEDGER = META_PREFIX + "ledger"
 META_SCHEMA = META_PREFIX + "schema"
+META_SCHEMA_CHANGES = META_PREFIX + "schema_changes"  # the schema history: changes applied by this commit
 META_VERSION = META_PREFIX + "version"
 META_REPLAY = META_PREFIX + "replay"  # a replayed range: {"from": offsets, "to": offsets}; never a resume point
 
