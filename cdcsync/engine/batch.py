@@ -107,10 +107,12 @@ def resolve_primary_key(cfg, env: DataFrame, state: TableState) -> list[str]:
 
 
 def run_batch(spark, cfg, state: TableState, batch_id: int, start: Offsets, end: Offsets, reporter,
-              on_bad=None, record_offsets: bool = True) -> BatchResult:
+              on_bad=None, record_offsets: bool = True, raw: DataFrame | None = None) -> BatchResult:
     """`record_offsets=False` (replays) writes the range under `_cdcsync.replay` so the pipeline's own resume
-    point, the newest commit carrying `_cdcsync.offsets`, never moves."""
-    raw = read_range(spark, cfg.source, start, end)
+    point, the newest commit carrying `_cdcsync.offsets`, never moves. `raw` (rows shaped like Spark's Kafka
+    source, e.g. from the dead-letter table) replaces the Kafka read; its offsets are not a contiguous range."""
+    if raw is None:
+        raw = read_range(spark, cfg.source, start, end)
     env = decode_envelope(raw, cfg.source.format, cfg.source.csv_columns, cfg.source.csv_field_delimiter)
     if cfg.source.max_message_bytes:
         too_big = F.octet_length("_raw_value") > cfg.source.max_message_bytes
@@ -147,11 +149,14 @@ def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, rec
     pk = state.spec.primary_key
     df = env.select("*", F.struct(*typed).alias("_t"), cast_bad.alias("_cast_bad"))
     key_cols = [F.col(f"_t.`{k}`") for k in pk]
+    schema_err = _schema_check(cfg, df)
     reason = (F.when(F.col("_op") == "s", F.lit(None))
               .when(F.col("_bad").isNotNull(), F.col("_bad"))
+              .when(schema_err.isNotNull(), "schema_validation")
               .when(F.size("_cast_bad") > 0, "bad_value")
               .when(_any_null(key_cols) if pk else F.lit(False), "missing_key"))
     detail = (F.when(F.col("_bad").isNotNull(), F.col("_bad_detail"))
+              .when(schema_err.isNotNull(), schema_err)
               .when(F.size("_cast_bad") > 0, F.concat(F.lit("cannot convert column(s) "),
                                                        F.array_join("_cast_bad", ", "),
                                                        F.lit(" to the table's type")))
@@ -162,7 +167,7 @@ def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, rec
     df = df.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         ledger = _ledger(df)
-        _check_ledger(ledger, start, end)
+        _check_ledger(ledger, start, end, contiguous=record_offsets)
         bad_total = sum(c["bad"] for c in ledger.values())
         samples = []
         if bad_total and on_bad is not None:
@@ -188,6 +193,50 @@ def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, rec
         return BatchResult(batch_id, start, end, instant, ledger, changes, samples)
     finally:
         df.unpersist()
+
+
+def _schema_check(cfg, df: DataFrame) -> Column:
+    """[schema] validate_with: each row image checked with jsonschema. Opt-in, and the one Python step on the
+    path (a UDF): jsonschema has no JVM twin; expect it to cost throughput."""
+    if not cfg.schema.validate_with:
+        return F.lit(None).cast("string")
+    from pathlib import Path
+
+    from jsonschema import Draft202012Validator
+
+    path = Path(cfg.schema.validate_with)
+    if not path.is_absolute():
+        path = Path(cfg.path).parent / path
+    try:
+        schema = json.loads(path.read_text())
+        Draft202012Validator.check_schema(schema)
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{cfg.path}: schema.validate_with = {cfg.schema.validate_with!r} cannot be used: {e}",
+                          hint="point it at a readable JSON Schema file (draft 2020-12)",
+                          key="schema.validate_with") from None
+    text = json.dumps(schema)
+
+    def check(row: str | None) -> str | None:
+        if row is None:
+            return None
+        v = _validator(text)
+        err = next(iter(v.iter_errors(json.loads(row))), None)
+        return None if err is None else f"JSON Schema: {'/'.join(map(str, err.absolute_path)) or '(row)'}: " \
+            f"{err.message[:300]}"
+
+    udf = F.udf(check, "string")
+    return F.when(F.col("_op") == "u", udf(F.col("_row")))
+
+
+_VALIDATORS: dict[str, object] = {}
+
+
+def _validator(text: str):
+    if text not in _VALIDATORS:  # once per Python worker
+        from jsonschema import Draft202012Validator
+
+        _VALIDATORS[text] = Draft202012Validator(json.loads(text))
+    return _VALIDATORS[text]
 
 
 def _with_key(spec: hudi.TableSpec, pk: list[str]) -> hudi.TableSpec:
@@ -221,12 +270,15 @@ def _ledger(df: DataFrame) -> dict[str, dict[str, int]]:
     return out
 
 
-def _check_ledger(ledger: dict, start: Offsets, end: Offsets) -> None:
+def _check_ledger(ledger: dict, start: Offsets | None, end: Offsets | None, contiguous: bool = True) -> None:
     """Every row lands in one class, and every message read lies inside the planned range."""
     for tp, c in ledger.items():
         topic, part = tp.rsplit("/", 1)
-        lo, hi = start[topic][int(part)], end[topic][int(part)]
         classified = sum(c[k] for k in CLASSES)
+        if start is None or end is None or not contiguous:
+            lo, hi = c["min_offset"], c["max_offset"] + 1
+        else:
+            lo, hi = start[topic][int(part)], end[topic][int(part)]
         if classified != c["rows"] or c["messages"] > hi - lo or c["min_offset"] < lo or c["max_offset"] >= hi:
             raise LedgerError(
                 f"ledger mismatch on {tp}: read {c['messages']} messages ({c['rows']} rows) in offsets "

@@ -43,6 +43,21 @@ def _invalid_json(text: Column) -> Column:
     return F.get_json_object(text, "$").isNull()
 
 
+def _trailing(text: Column) -> Column:
+    """Text after the object ('{…} junk'): Spark's parser stops at the first value and would accept it.
+    (Two concatenated objects still read as the first, as with Flink's and Jackson's defaults.)"""
+    return ~F.rtrim(text).endswith("}")
+
+
+def _guard_utf8(df: DataFrame) -> DataFrame:
+    """Bytes that are not UTF-8 decode with replacement characters: flag them rather than write mangled text."""
+    invalid = F.col("_raw_value").isNotNull() & (F.encode(F.col("_value"), "UTF-8") != F.col("_raw_value"))
+    return (df.withColumn("_op", F.when(invalid, None).otherwise(F.col("_op")))
+            .withColumn("_skip", F.when(invalid, None).otherwise(F.col("_skip")))
+            .withColumn("_bad_detail", F.when(invalid, "value is not valid UTF-8").otherwise(F.col("_bad_detail")))
+            .withColumn("_bad", F.when(invalid, "invalid_utf8").otherwise(F.col("_bad"))))
+
+
 def _kafka_ts_ms(df_col_ts: Column) -> Column:
     return (F.unix_micros(df_col_ts) / 1000).cast("long")
 
@@ -75,12 +90,12 @@ def debezium(df: DataFrame) -> DataFrame:
     key_row = F.coalesce(F.get_json_object(key_text, "$.payload"), key_text)
     tombstone = F.col("_value").isNull()
     bad = (F.when(tombstone, None)
-           .when(op.isNull() & _invalid_json(F.col("_value")), "invalid_json")
+           .when(_trailing(F.col("_value")) | op.isNull() & _invalid_json(F.col("_value")), "invalid_json")
            .when(op.isNull(), "missing_field")
            .when(~op.isin("c", "r", "u", "d", "t", "m"), "bad_op")
            .when(op.isin("c", "r", "u") & after.isNull(), "missing_field")
            .when((op == "d") & before.isNull() & F.col("_kafka_key").isNull(), "missing_key"))
-    detail = (F.when(bad == "invalid_json", "value is not valid JSON")
+    detail = (F.when(bad == "invalid_json", "value is not valid JSON (truncated, or text after the object)")
               .when((bad == "missing_field") & op.isNull(), "Debezium envelope has no 'op' field")
               .when(bad == "missing_field", F.concat(F.lit("op '"), op, F.lit("' without an 'after' image")))
               .when(bad == "bad_op", F.concat(F.lit("unknown Debezium op '"), op, F.lit("'")))
@@ -103,7 +118,7 @@ def canal(df: DataFrame) -> DataFrame:
     ddl = F.coalesce(F.col("_e.isDdl"), F.lit(False)) | ~t.isin("INSERT", "UPDATE", "DELETE")
     tombstone = F.col("_value").isNull()
     bad = (F.when(tombstone, None)
-           .when(t.isNull() & _invalid_json(F.col("_value")), "invalid_json")
+           .when(_trailing(F.col("_value")) | t.isNull() & _invalid_json(F.col("_value")), "invalid_json")
            .when(t.isNull(), "missing_field")
            .when(~ddl & F.col("_elem").isNull(), "missing_field"))
     detail = (F.when(bad == "invalid_json", "value is not valid JSON")
@@ -124,7 +139,7 @@ def maxwell(df: DataFrame) -> DataFrame:
     tombstone = F.col("_value").isNull()
     rowchange = t.isin("insert", "update", "delete", "bootstrap-insert")
     bad = (F.when(tombstone, None)
-           .when(t.isNull() & _invalid_json(F.col("_value")), "invalid_json")
+           .when(_trailing(F.col("_value")) | t.isNull() & _invalid_json(F.col("_value")), "invalid_json")
            .when(t.isNull(), "missing_field")
            .when(rowchange & F.col("_e.data").isNull(), "missing_field"))
     detail = (F.when(bad == "invalid_json", "value is not valid JSON")
@@ -141,7 +156,7 @@ def maxwell(df: DataFrame) -> DataFrame:
 def plain_json(df: DataFrame) -> DataFrame:
     tombstone = F.col("_value").isNull()
     is_object = F.ltrim(F.col("_value")).startswith("{")
-    bad = (F.when(tombstone, None).when(_invalid_json(F.col("_value")), "invalid_json")
+    bad = (F.when(tombstone, None).when(_trailing(F.col("_value")) | _invalid_json(F.col("_value")), "invalid_json")
            .when(~is_object, "not_an_object"))
     detail = (F.when(bad == "invalid_json", "value is not valid JSON")
               .when(bad.isNotNull(), "value is not a JSON object"))
@@ -177,16 +192,6 @@ def _regex_escape(ch: str) -> str:
 def decode_envelope(raw_df: DataFrame, fmt: str, csv_columns: list[str] | None = None,
                     csv_delimiter: str = ",") -> DataFrame:
     df = kafka_columns(raw_df)
-    if fmt == "debezium-json":
-        return debezium(df)
-    if fmt == "canal-json":
-        return canal(df)
-    if fmt == "maxwell-json":
-        return maxwell(df)
-    if fmt == "json":
-        return plain_json(df)
-    if fmt == "csv":
-        return csv(df, csv_columns or [], csv_delimiter)
-    if fmt == "raw":
-        return raw(df)
-    raise ValueError(fmt)
+    decoders = {"debezium-json": debezium, "canal-json": canal, "maxwell-json": maxwell, "json": plain_json,
+                "raw": raw, "csv": lambda d: csv(d, csv_columns or [], csv_delimiter)}
+    return _guard_utf8(decoders[fmt](df))
