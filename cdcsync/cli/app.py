@@ -65,4 +65,10 @@ def main() -> None:
     except typer.TyperException as e:  # usage errors: typer's own (vendored) click
         e.show()
         sys.exit(e.exit_code)
+    except Exception:  # a bug: the traceback helps the report; 70, not Python's 1 (which means "warnings")
+        import traceback
+
+        traceback.print_exc()
+        print("error: internal error in cdcsync; please report it with the traceback above", file=sys.stderr)
+        sys.exit(int(ExitCode.INTERNAL))
     sys.exit(code or 0)

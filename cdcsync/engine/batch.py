@@ -19,7 +19,7 @@ from cdcsync.engine.columns import Col, schema_to_json, typed_row
 from cdcsync.engine.envelope import decode_envelope
 from cdcsync.engine.evolution import Change, merge
 from cdcsync.engine.faults import maybe_crash
-from cdcsync.errors import ConfigError, DecodeError, LedgerError
+from cdcsync.errors import CdcsyncError, ConfigError, DecodeError, LedgerError, SourceError
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.sinks import hudi
 
@@ -124,8 +124,25 @@ def run_batch(spark, cfg, state: TableState, batch_id: int, start: Offsets, end:
     env = env.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         return _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, record_offsets)
+    except CdcsyncError:
+        raise
+    except Exception as e:  # a JVM-side failure: name the stage and keep the first line; the log has the rest
+        raise _classify_jvm_error(e, cfg, batch_id, start, end) from e
     finally:
         env.unpersist()
+
+
+def _classify_jvm_error(e: Exception, cfg, batch_id: int, start, end) -> CdcsyncError:
+    text = str(e)
+    first = next((ln.strip() for ln in text.splitlines() if "Exception" in ln or "Error" in ln), text[:300])[:400]
+    if any(s in text for s in ("org.apache.kafka", "KafkaConsumer", "kafka.bootstrap", "OffsetOutOfRange")):
+        return SourceError(
+            f"batch {batch_id}: reading Kafka failed: {first}",
+            hint=f"nothing was committed; check the brokers ('cdcsync probe --bootstrap-servers "
+            f"{cfg.source.bootstrap_servers}') and run again", offsets=_range_text(start, end) if start else None,
+        )
+    return CdcsyncError(f"batch {batch_id}: Spark failed: {first}",
+                        hint="nothing was committed; the Spark log above has the details")
 
 
 def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, record_offsets) -> BatchResult:
