@@ -186,6 +186,13 @@ def _build(d: dict, path: Path) -> Config:
         raise ConfigError(f"{path}: startup_mode = 'specific-offsets' needs 'source.specific_offsets'",
                           hint='set source.specific_offsets = "partition:0,offset:42;partition:1,offset:300"',
                           file=str(path), key="source.specific_offsets")
+    if source.header_filter:
+        from cdcsync.kafka.header_filter import parse as parse_header_filter
+
+        try:
+            parse_header_filter(source.header_filter)
+        except ConfigError as e:
+            raise ConfigError(f"{path}: {e.message}", hint=e.hint, file=str(path), key="source.header_filter") from None
     return Config(path=path, source=source, sink=sink_cfg, run=run_cfg, schema=SchemaConfig(**schema), spark=spark)
 
 

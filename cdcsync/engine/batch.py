@@ -20,6 +20,7 @@ from cdcsync.engine.envelope import decode_envelope
 from cdcsync.engine.evolution import Change, merge
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.errors import CdcsyncError, ConfigError, DecodeError, LedgerError, SourceError
+from cdcsync.kafka.header_filter import parse as parse_header_filter
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.sinks import hudi
 
@@ -121,6 +122,11 @@ def run_batch(spark, cfg, state: TableState, batch_id: int, start: Offsets, end:
                    f"value is %d bytes, more than source.max_message_bytes = {cfg.source.max_message_bytes}",
                    F.octet_length("_raw_value"))).otherwise(F.col("_bad_detail")))
                .withColumn("_op", F.when(too_big, None).otherwise(F.col("_op"))))
+    if cfg.source.header_filter:  # a record for other consumers is skipped (counted), never dead-lettered
+        keep = parse_header_filter(cfg.source.header_filter).spark_condition(F.col("_kafka_headers"))
+        env = (env.withColumn("_skip", F.when(~keep, "filtered").otherwise(F.col("_skip")))
+               .withColumn("_bad", F.when(~keep, None).otherwise(F.col("_bad")))
+               .withColumn("_op", F.when(~keep, "s").otherwise(F.col("_op"))))
     env = env.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         return _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, record_offsets)
