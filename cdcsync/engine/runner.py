@@ -62,6 +62,15 @@ def table_spec(cfg) -> hudi.TableSpec:
     )
 
 
+def batch_budget(run_cfg) -> int | None:
+    """Records per batch: max_records_per_batch, and at most one trigger interval's worth at the rate limit."""
+    caps = [run_cfg.max_records_per_batch]
+    if run_cfg.max_records_per_second:
+        caps.append(max(1, int(run_cfg.max_records_per_second * max(_seconds(run_cfg.trigger_interval), 1.0))))
+    caps = [c for c in caps if c]
+    return min(caps) if caps else None
+
+
 def plan_end(start: Offsets, latest: Offsets, max_records: int | None) -> Offsets:
     """End offsets of the next batch: everything available, or at most `max_records` shared by lag."""
     lags = {(t, p): max(0, latest[t][p] - o) for t, parts in start.items() for p, o in parts.items()}
@@ -151,7 +160,7 @@ class Runner:
                 for t, parts in latest.items():  # partitions added mid-run start at their beginning
                     for p in parts:
                         start.setdefault(t, {}).setdefault(p, view.earliest([t])[t][p])
-                end = plan_end(start, latest, cfg.run.max_records_per_batch)
+                end = plan_end(start, latest, batch_budget(cfg.run))
                 if end == start:
                     if self.once or self._stop:
                         break
@@ -168,6 +177,7 @@ class Runner:
                 self._report(result, latest, time.monotonic() - t_batch)
                 start, batch_id = end, batch_id + 1
                 self._check_bad_budget(summary)
+                self._pace(summary.totals["messages"], t0)
                 if self._stop:
                     summary.stopped_by = "signal"
                     break
@@ -186,6 +196,12 @@ class Runner:
             for sig, old in getattr(self, "_saved_handlers", {}).items():
                 signal.signal(sig, old)
             view.close()
+
+    def _pace(self, records: int, t0: float) -> None:
+        """With max_records_per_second, wait until the records read so far fit the rate since the start."""
+        rate = self.cfg.run.max_records_per_second
+        if rate:
+            self._sleep(records / rate - (time.monotonic() - t0))
 
     def _sleep(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
