@@ -50,6 +50,9 @@ def write_options(spec: TableSpec) -> dict[str, str]:
         "hoodie.upsert.shuffle.parallelism": "4",
         "hoodie.insert.shuffle.parallelism": "4",
     }
+    if spec.table_type == "MERGE_ON_READ":
+        # the DataFrame writer never compacts on its own: compact inline after Hudi's default N (5) delta commits
+        opts["hoodie.compact.inline"] = "true"
     if spec.primary_key:  # keyless json/raw topics are insert-only and Hudi generates the keys
         opts["hoodie.datasource.write.recordkey.field"] = ",".join(spec.primary_key)
         complex_key = spec.partition_by or len(spec.primary_key) > 1
