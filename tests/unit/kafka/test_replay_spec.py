@@ -1,0 +1,78 @@
+"""replay-from-offset --from/--to specs: parsing, partition lists, range checks (no broker, no JVM)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cdcsync.exit_codes import ExitCode
+from cdcsync.kafka.offsets import ReplaySpecError, parse_replay_spec, replay_range, resolve_replay_spec
+
+
+@pytest.mark.parametrize("text,kind", [("earliest", "earliest"), ("LATEST", "latest"), (" committed ", "committed")])
+def test_keywords(text, kind):
+    assert parse_replay_spec(text).kind == kind
+
+
+def test_epoch_and_iso_times():
+    assert parse_replay_spec("timestamp:1700000000000").ts_ms == 1_700_000_000_000
+    assert parse_replay_spec("2023-11-14T22:13:20Z").ts_ms == 1_700_000_000_000
+    assert parse_replay_spec("2023-11-14T23:13:20+01:00").ts_ms == 1_700_000_000_000
+    assert parse_replay_spec("2023-11-14T22:13:20.5").ts_ms == 1_700_000_000_500  # a bare time is UTC
+    assert parse_replay_spec("timestamp:2023-11-14T22:13:20Z").ts_ms == 1_700_000_000_000
+
+
+def test_partition_lists_with_and_without_topics():
+    spec = parse_replay_spec("partition:0,offset:42; partition:1 , offset:300")
+    assert spec.kind == "offsets" and spec.offsets == ((None, 0, 42), (None, 1, 300))
+    spec = parse_replay_spec("topic:orders.v1,partition:0,offset:1;topic:items,partition:2,offset:5")
+    assert spec.offsets == (("orders.v1", 0, 1), ("items", 2, 5))
+
+
+@pytest.mark.parametrize("text", ["yesterday", "partition:0", "partition:x,offset:1", "timestamp:soon", ""])
+def test_unreadable_specs_are_usage_errors(text):
+    with pytest.raises(ReplaySpecError) as err:
+        parse_replay_spec(text, "--to")
+    assert err.value.exit_code == ExitCode.USAGE and "--to" in err.value.message
+
+
+E = {"a": {0: 5, 1: 0}, "b": {0: 0}}
+L = {"a": {0: 10, 1: 7}, "b": {0: 3}}
+
+
+def test_resolve_keywords_and_lists_without_a_broker():
+    assert resolve_replay_spec(parse_replay_spec("earliest"), None, ["a", "b"], E, L) == E
+    assert resolve_replay_spec(parse_replay_spec("latest"), None, ["a"], E, L) == {"a": L["a"]}
+    spec = parse_replay_spec("topic:a,partition:1,offset:4")
+    assert resolve_replay_spec(spec, None, ["a", "b"], E, L) == {"a": {1: 4}}
+
+
+def test_committed_fills_unrecorded_partitions_with_earliest_and_needs_a_commit():
+    got = resolve_replay_spec(parse_replay_spec("committed"), None, ["a"], E, L, committed=lambda: {"a": {0: 8}})
+    assert got == {"a": {0: 8, 1: 0}}
+    with pytest.raises(ReplaySpecError, match="no commit with recorded offsets"):
+        resolve_replay_spec(parse_replay_spec("committed"), None, ["a"], E, L, committed=lambda: None)
+
+
+def test_list_errors_name_topics_and_partitions():
+    with pytest.raises(ReplaySpecError, match="reads 2 topics"):
+        resolve_replay_spec(parse_replay_spec("partition:0,offset:1"), None, ["a", "b"], E, L)
+    with pytest.raises(ReplaySpecError) as err:
+        resolve_replay_spec(parse_replay_spec("partition:9,offset:1"), None, ["b"], E, L)
+    assert "no partition 9" in err.value.message and "[0]" in err.value.hint
+    with pytest.raises(ReplaySpecError, match="not one the config reads"):
+        resolve_replay_spec(parse_replay_spec("topic:c,partition:0,offset:1"), None, ["a", "b"], E, L)
+
+
+def test_out_of_range_names_partition_and_valid_range():
+    with pytest.raises(ReplaySpecError) as err:
+        replay_range({"a": {0: 2}}, {"a": {0: 9}}, E, L)
+    assert "a/0" in err.value.message and "[5, 10]" in err.value.message and "retention" in err.value.message
+    assert err.value.facts["earliest"] == 5 and err.value.facts["latest"] == 10
+    with pytest.raises(ReplaySpecError, match=r"--to: offset 11 for a/0 is beyond the latest offset.*\[5, 10\]"):
+        replay_range({"a": {0: 5}}, {"a": {0: 11}}, E, L)
+
+
+def test_from_after_to_is_an_error():
+    with pytest.raises(ReplaySpecError, match=r"--from is after --to on a/1: 6 > 2"):
+        replay_range({"a": {1: 6}}, {"a": {1: 2}}, E, L)
+    replay_range({"a": {0: 7, 1: 0}}, {"a": {0: 7, 1: 7}}, E, L)  # empty and full ranges are fine
