@@ -1,5 +1,9 @@
 """The dead-letter table: a Hudi table of every record that could not be written, with its coordinates, the raw
-bytes, the reason, and the batch. Written in the same micro-batch as the good rows, before their commit."""
+bytes, the reason, and the batch. Written in the same micro-batch as the good rows, before their commit.
+
+Keyed by (topic, partition, offset, row_index), so writing the same bad record twice (a batch re-read after a
+crash) keeps one row. `cdcsync dead-letter replay` re-ingests rows and sets `replayed` / `replayed_at`.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,8 @@ from cdcsync import __version__
 from cdcsync.sinks import hudi
 
 KEY = ["topic", "partition", "offset", "row_index"]
+HEADERS_TYPE = "array<struct<key:string,value:binary>>"
+META_REPLAY_INSTANT = hudi.META_PREFIX + "replayed_into"  # on a marking commit: the main table's instant
 
 
 def path_for(cfg) -> str:
@@ -28,10 +34,13 @@ def rows(bad: DataFrame, batch_id: int, table: str) -> DataFrame:
     return bad.select(
         F.col("_kafka_topic").alias("topic"), F.col("_kafka_partition").alias("partition"),
         F.col("_kafka_offset").alias("offset"), F.col("_pos").cast("int").alias("row_index"),
-        F.col("_kafka_timestamp").alias("kafka_timestamp"), F.col("_kafka_key").alias("key"),
+        F.col("_kafka_timestamp").alias("kafka_timestamp"),
+        F.col("_kafka_timestamp_type").cast("int").alias("timestamp_type"), F.col("_kafka_key").alias("key"),
         F.col("_raw_value").alias("value"),
         # text only when the bytes are valid UTF-8 (decoding replaced nothing)
         F.when(F.encode(F.col("_value"), "UTF-8") == F.col("_raw_value"), F.col("_value")).alias("value_text"),
+        # kept so a replay sees what a header filter saw
+        F.col("_kafka_headers").cast(HEADERS_TYPE).alias("headers"),
         F.col("_reason").alias("reason"), F.col("_reason_detail").alias("error"),
         F.lit(batch_id).cast("long").alias("batch_id"), F.lit(table).alias("target_table"),
         F.lit(__version__).alias("cdcsync_version"), F.current_timestamp().alias("first_seen"),
@@ -43,3 +52,34 @@ def rows(bad: DataFrame, batch_id: int, table: str) -> DataFrame:
 def write(cfg, bad: DataFrame, batch_id: int) -> None:
     spec = spec_for(cfg)
     hudi.write_batch(rows(bad, batch_id, cfg.sink.table_name), spec, {hudi.META_BATCH: str(batch_id)})
+
+
+def exists(spark, cfg) -> bool:
+    return hudi.table_exists(spark, path_for(cfg))
+
+
+def read(spark, cfg) -> DataFrame:
+    """The table's rows without Hudi's meta columns; columns added later (headers) read as NULL from old tables."""
+    df = spark.read.format("hudi").load(path_for(cfg))
+    df = df.select(*[c for c in df.columns if not c.startswith("_hoodie_") or c == hudi.DELETED])
+    for name, typ in (("headers", HEADERS_TYPE), ("timestamp_type", "int")):
+        if name not in df.columns:
+            df = df.withColumn(name, F.lit(None).cast(typ))
+    return df
+
+
+def as_kafka_rows(dl: DataFrame) -> DataFrame:
+    """Dead-letter rows as Spark's Kafka source shapes them, one per message (row_index collapses)."""
+    return dl.dropDuplicates(["topic", "partition", "offset"]).select(
+        F.col("key"), F.col("value"), F.col("topic"), F.col("partition").cast("int").alias("partition"),
+        F.col("offset").cast("long").alias("offset"), F.col("kafka_timestamp").alias("timestamp"),
+        F.coalesce(F.col("timestamp_type"), F.lit(0)).alias("timestampType"),
+        F.col("headers").cast(HEADERS_TYPE).alias("headers"),
+    )
+
+
+def mark_replayed(cfg, chosen: DataFrame, replay_instant: str, batch_id: int) -> None:
+    """Upsert the chosen rows back with replayed = true; same key and ordering value, so the new image wins."""
+    marked = (chosen.withColumn("replayed", F.lit(True))
+              .withColumn("replayed_at", F.current_timestamp()))
+    hudi.write_batch(marked, spec_for(cfg), {hudi.META_BATCH: str(batch_id), META_REPLAY_INSTANT: replay_instant})

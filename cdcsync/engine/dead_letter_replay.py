@@ -1,0 +1,202 @@
+"""Inspect and replay the dead-letter table: reason counts, records, and re-ingesting chosen records after the
+config or the upstream is fixed.
+
+A replay runs the chosen records through the same batch path as `run` (`run_batch(raw=...)`), committed under
+`_cdcsync.replay` so the pipeline's resume offsets never move; then the records that landed are marked
+replayed. Records still bad stay un-replayed and are reported.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from cdcsync.engine.batch import TableState, run_batch
+from cdcsync.engine.columns import schema_from_json
+from cdcsync.engine.lock import WriterLock, multi_writer_configured
+from cdcsync.errors import LedgerError
+from cdcsync.sinks import dead_letter, hudi
+
+PREVIEW_BYTES = 200
+
+
+@dataclass(frozen=True)
+class Selection:
+    reasons: tuple[str, ...] = ()
+    topic: str | None = None
+    partition: int | None = None
+    from_offset: int | None = None  # inclusive
+    to_offset: int | None = None  # inclusive
+    include_replayed: bool = False
+
+    def condition(self) -> Column:
+        c = F.lit(True)
+        if self.reasons:
+            c &= F.col("reason").isin(*self.reasons)
+        if self.topic is not None:
+            c &= F.col("topic") == self.topic
+        if self.partition is not None:
+            c &= F.col("partition") == self.partition
+        if self.from_offset is not None:
+            c &= F.col("offset") >= self.from_offset
+        if self.to_offset is not None:
+            c &= F.col("offset") <= self.to_offset
+        if not self.include_replayed:
+            c &= ~F.coalesce(F.col("replayed"), F.lit(False))
+        return c
+
+
+@dataclass
+class ReplayResult:
+    table: str
+    dead_letter_path: str
+    selected: int = 0  # dead-letter rows chosen
+    messages: int = 0  # distinct Kafka messages re-read from them
+    replayed: int = 0  # rows now marked replayed
+    still_bad: list[dict] = field(default_factory=list)
+    instant: str | None = None
+    ledger: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def selected(spark, cfg, sel: Selection) -> DataFrame | None:
+    if not dead_letter.exists(spark, cfg):
+        return None
+    return dead_letter.read(spark, cfg).where(sel.condition())
+
+
+def reason_counts(spark, cfg, sel: Selection) -> list[dict]:
+    """Counts per (topic, partition, reason) with the offset span and when they were first / last seen."""
+    df = selected(spark, cfg, sel)
+    if df is None:
+        return []
+    rows = (df.groupBy("topic", "partition", "reason")
+            .agg(F.count(F.lit(1)).alias("count"),
+                 F.count(F.when(F.col("replayed"), 1)).alias("replayed"),
+                 F.min("offset").alias("min_offset"), F.max("offset").alias("max_offset"),
+                 F.min("first_seen").alias("first_seen"), F.max("first_seen").alias("last_seen"))
+            .orderBy("topic", "partition", "reason").collect())
+    return [r.asDict() for r in rows]
+
+
+def records(spark, cfg, sel: Selection, limit: int | None = 20) -> list[dict]:
+    df = selected(spark, cfg, sel)
+    if df is None:
+        return []
+    df = df.orderBy("topic", "partition", "offset", "row_index")
+    if limit is not None:
+        df = df.limit(limit)
+    out = []
+    for r in df.select("topic", "partition", "offset", "row_index", "kafka_timestamp", "key", "value",
+                       "value_text", "reason", "error", "batch_id", "first_seen", "replayed",
+                       "replayed_at", "cdcsync_version").collect():
+        d = r.asDict()
+        value = bytes(d.pop("value") or b"")
+        key = d.pop("key")
+        d["key"] = None if key is None else bytes(key).decode("utf-8", "backslashreplace")
+        d["value_bytes"] = len(value)
+        text = d.pop("value_text")
+        # a preview that is always printable: undecodable bytes show as \xNN
+        d["value_preview"] = text[:PREVIEW_BYTES] if text is not None else \
+            value[:PREVIEW_BYTES].decode("utf-8", "backslashreplace")
+        out.append(d)
+    return out
+
+
+def replay(spark, cfg, sel: Selection, reporter) -> ReplayResult:
+    """Re-ingest the chosen, not yet replayed dead-letter records into the main table, then mark them."""
+    t0 = time.monotonic()
+    sel = Selection(**{**sel.__dict__, "include_replayed": False})  # a replayed record is never replayed twice
+    result = ReplayResult(cfg.sink.table_name, dead_letter.path_for(cfg))
+    lock = WriterLock(spark, cfg.run.checkpoint_dir, "cdcsync dead-letter replay")
+    if not multi_writer_configured(cfg.sink.options):
+        lock.acquire(cfg.sink.table_name)
+    try:
+        chosen = selected(spark, cfg, sel)
+        if chosen is None:
+            return result
+        chosen = chosen.persist()
+        try:
+            _replay(spark, cfg, chosen, reporter, result)
+        finally:
+            chosen.unpersist()
+        return result
+    finally:
+        lock.release()
+        result.seconds = round(time.monotonic() - t0, 3)
+
+
+def _replay(spark, cfg, chosen: DataFrame, reporter, result: ReplayResult) -> None:
+    from cdcsync.engine.runner import table_spec
+
+    result.selected = chosen.count()
+    if not result.selected:
+        return
+    raw = dead_letter.as_kafka_rows(chosen)
+    per_part = {(r["topic"], r["partition"]): (r["lo"], r["hi"], r["n"]) for r in raw.groupBy("topic", "partition")
+                .agg(F.min("offset").alias("lo"), F.max("offset").alias("hi"), F.count(F.lit(1)).alias("n")).collect()}
+    result.messages = sum(n for _, _, n in per_part.values())
+    start, end = {}, {}
+    for (t, p), (lo, hi, _) in per_part.items():
+        start.setdefault(t, {})[p] = lo
+        end.setdefault(t, {})[p] = hi + 1
+    state = TableState(spec=table_spec(cfg))
+    last = hudi.last_checkpoint(spark, cfg.sink.path)
+    if last:
+        state.columns = schema_from_json(last["schema"])
+    if not state.spec.primary_key:  # a key inferred by an earlier run is in the table's own config
+        state.spec = _with_table_key(spark, state.spec)
+    batch_id = last["batch_id"] if last else 0
+    still_bad: list[DataFrame] = []
+
+    def on_bad(bad_df, _batch_id, _count):
+        still_bad.append(bad_df.select(
+            F.col("_kafka_topic").alias("topic"), F.col("_kafka_partition").alias("partition"),
+            F.col("_kafka_offset").alias("offset"), F.col("_pos").cast("int").alias("row_index"),
+            F.col("_reason").alias("reason"), F.col("_reason_detail").alias("error")).collect())
+        return [r.asDict() for r in still_bad[-1][:5]]
+
+    reporter.event("replay", table=cfg.sink.table_name, records=result.selected, messages=result.messages,
+                   dead_letter=result.dead_letter_path)
+    batch = run_batch(spark, cfg, state, batch_id, start, end, reporter, on_bad, record_offsets=False, raw=raw)
+    for tp, c in batch.ledger.items():  # every chosen message read back once, each row in one class
+        t, p = tp.rsplit("/", 1)
+        expected = per_part.get((t, int(p)), (0, 0, 0))[2]
+        if c["messages"] != expected:
+            raise LedgerError(f"replay ledger mismatch on {tp}: {c['messages']} messages classified, "
+                              f"{expected} chosen from the dead-letter table",
+                              hint="the main table has the replay commit; nothing was marked replayed")
+    result.instant, result.ledger = batch.instant, batch.ledger
+    bad_rows = [r.asDict() for rows in still_bad for r in rows]
+    result.still_bad = sorted(bad_rows, key=lambda r: (r["topic"], r["partition"], r["offset"], r["row_index"]))
+    landed = chosen
+    if bad_rows:
+        bad_keys = spark.createDataFrame([(r["topic"], r["partition"], r["offset"], r["row_index"])
+                                          for r in bad_rows], "topic string, partition int, offset long, row_index int")
+        landed = chosen.join(bad_keys, dead_letter.KEY, "left_anti")
+    result.replayed = landed.count()
+    if result.replayed:
+        dead_letter.mark_replayed(cfg, landed, batch.instant or "", batch_id)
+    for r in result.still_bad[:3]:
+        reporter.warn(f"still bad, left un-replayed: {r['topic']}/{r['partition']}@{r['offset']}: "
+                      f"{r['reason']}: {r['error']}")
+
+
+def _with_table_key(spark, spec: hudi.TableSpec) -> hudi.TableSpec:
+    from dataclasses import replace
+
+    if not hudi.table_exists(spark, spec.path):
+        return spec
+    jvm = spark._jvm
+    conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(spark._jsc.hadoopConfiguration())
+    client = jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder().setConf(conf) \
+        .setBasePath(spec.path).build()
+    fields = client.getTableConfig().getRecordKeyFields()
+    keys = list(fields.get()) if fields.isPresent() else []
+    return replace(spec, primary_key=keys) if keys else spec
