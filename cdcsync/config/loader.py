@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from cdcsync.config.model import Config, RunConfig, SchemaConfig, SinkConfig, SourceConfig
+from cdcsync.config.model import Config, MaskConfig, RouteConfig, RunConfig, SchemaConfig, SinkConfig, SourceConfig
 from cdcsync.config.schema import CONFIG_SCHEMA, FREE_FORM
 from cdcsync.errors import ConfigError
 
@@ -193,7 +193,63 @@ def _build(d: dict, path: Path) -> Config:
             parse_header_filter(source.header_filter)
         except ConfigError as e:
             raise ConfigError(f"{path}: {e.message}", hint=e.hint, file=str(path), key="source.header_filter") from None
-    return Config(path=path, source=source, sink=sink_cfg, run=run_cfg, schema=SchemaConfig(**schema), spark=spark)
+    routes = [_route(r, i, path) for i, r in enumerate(d.get("route", []))]
+    masks = [_mask(m, i, path) for i, m in enumerate(d.get("mask", []))]
+    return Config(path=path, source=source, sink=sink_cfg, run=run_cfg, schema=SchemaConfig(**schema), spark=spark,
+                  routes=routes, masks=masks)
+
+
+def _regex(text: str, path: Path, key: str) -> None:
+    try:
+        re.compile(text)
+    except re.error as e:
+        raise ConfigError(f"{path}: {key} = {text!r} is not a regular expression: {e}",
+                          hint="escape literal dots as \\. (TOML basic strings) or use 'single quotes'",
+                          file=str(path), key=key) from None
+
+
+def _route(r: dict, i: int, path: Path) -> RouteConfig:
+    _regex(r["source_table"], path, f"route[{i}].source_table")
+    return RouteConfig(**{**r, "options": {k: _str(v) for k, v in _dotted(r.get("options", {})).items()}})
+
+
+def _mask(m: dict, i: int, path: Path) -> MaskConfig:
+    """Resolve the mask's secret from the environment now, so a missing variable stops before Spark starts."""
+    import base64
+    import binascii
+
+    where = f"mask[{i}] (column {m['column']!r}, {m['method']})"
+    need = {"hash": "salt_env", "encrypt": "key_env"}.get(m["method"])
+    for other in ("salt_env", "key_env", "value"):
+        allowed = {"hash": "salt_env", "encrypt": "key_env", "redact": "value"}[m["method"]]
+        if other in m and other != allowed:
+            raise ConfigError(f"{path}: {where} does not take '{other}'", file=str(path), key=f"mask[{i}].{other}",
+                              hint={"hash": "hash takes salt_env", "encrypt": "encrypt takes key_env",
+                                    "redact": "redact takes an optional value"}[m["method"]])
+    if m.get("tables"):
+        _regex(m["tables"], path, f"mask[{i}].tables")
+    secret = None
+    if need:
+        var = m.get(need)
+        if not var:
+            raise ConfigError(f"{path}: {where} needs '{need}', the environment variable holding the "
+                              f"{'salt' if need == 'salt_env' else 'key'}", file=str(path), key=f"mask[{i}].{need}",
+                              hint=f'set {need} = "CDCSYNC_MASK_{m["method"].upper()}" and export that variable')
+        secret = os.environ.get(var)
+        if not secret:
+            raise ConfigError(f"{path}: {where}: environment variable {var} is not set (or empty)",
+                              hint=f"export {var}=… before running cdcsync", file=str(path),
+                              key=f"mask[{i}].{need}", variable=var)
+        if need == "key_env":
+            try:
+                n = len(base64.b64decode(secret, validate=True))
+            except (binascii.Error, ValueError):
+                n = -1
+            if n not in (16, 24, 32):  # the value itself is never echoed
+                raise ConfigError(f"{path}: {where}: {var} must hold a base64 AES key of 16, 24 or 32 bytes",
+                                  hint=f"export {var}=$(openssl rand -base64 32)", file=str(path),
+                                  key=f"mask[{i}].key_env", variable=var)
+    return MaskConfig(**m, secret=secret)
 
 
 def _str(v: Any) -> str:

@@ -35,6 +35,29 @@ class SinkConfig:
     ordering_field: str | None = None
     partition_by: list[str] = field(default_factory=list)
     options: dict[str, str] = field(default_factory=dict)
+    unrouted: str = "skip"  # with [[route]]: "skip" (counted) or "default" (into this table)
+
+
+@dataclass(frozen=True)
+class RouteConfig:
+    source_table: str  # regular expression, matched in full against "database.table"
+    sink_table: str  # table name; "<>" stands for the source table's name
+    primary_key: list[str] | None = None
+    partition_by: list[str] = field(default_factory=list)
+    table_type: str | None = None
+    source_column: str | None = None  # a column holding the source "database.table"
+    options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MaskConfig:
+    column: str
+    method: str  # hash | redact | encrypt
+    salt_env: str | None = None
+    key_env: str | None = None
+    value: str | None = None  # redact: the fixed value (NULL when absent)
+    tables: str | None = None  # regular expression over the target table name; all tables when absent
+    secret: str | None = field(default=None, repr=False)  # salt or base64 key, read from the environment
 
 
 @dataclass(frozen=True)
@@ -65,3 +88,5 @@ class Config:
     run: RunConfig
     schema: SchemaConfig
     spark: dict[str, str]  # "master" plus spark.* keys
+    routes: list[RouteConfig] = field(default_factory=list)
+    masks: list[MaskConfig] = field(default_factory=list)

@@ -44,6 +44,40 @@ SINK = {
         "ordering_field": {"type": "string"},
         "partition_by": _str_list,
         "options": {"type": "object", "additionalProperties": _scalar},
+        "unrouted": {"enum": ["skip", "default"]},
+    },
+}
+
+# [[route]]: whole-database sync; one table per route (or per source table with a "<>" template).
+ROUTE = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["source_table", "sink_table"],
+    "properties": {
+        "source_table": {"type": "string", "minLength": 1},
+        "sink_table": {"type": "string", "pattern": "^[A-Za-z0-9_]*(<>)?[A-Za-z0-9_]*$", "minLength": 1},
+        "primary_key": _str_list,
+        "partition_by": _str_list,
+        "table_type": {"enum": ["MERGE_ON_READ", "COPY_ON_WRITE"]},
+        "source_column": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        "options": {"type": "object", "additionalProperties": _scalar},
+    },
+}
+
+MASK_METHODS = ["hash", "redact", "encrypt"]
+
+# [[mask]]: a column transformed in Spark SQL before it reaches any table or log.
+MASK = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["column", "method"],
+    "properties": {
+        "column": {"type": "string", "minLength": 1},
+        "method": {"enum": MASK_METHODS},
+        "salt_env": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        "key_env": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        "value": {"type": "string"},
+        "tables": {"type": "string", "minLength": 1},
     },
 }
 
@@ -85,7 +119,8 @@ CONFIG_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
     "required": ["source", "sink"],
-    "properties": {"source": SOURCE, "sink": SINK, "run": RUN, "schema": SCHEMA, "spark": SPARK},
+    "properties": {"source": SOURCE, "sink": SINK, "run": RUN, "schema": SCHEMA, "spark": SPARK,
+                   "route": {"type": "array", "items": ROUTE}, "mask": {"type": "array", "items": MASK}},
 }
 
 # Tables whose keys are free-form and arrive dotted (TOML turns `a.b = 1` into nested tables).

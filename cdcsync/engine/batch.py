@@ -14,11 +14,13 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import __version__
+from cdcsync.engine import masking, routing
 from cdcsync.engine.batch_schema import infer_batch_columns
 from cdcsync.engine.columns import Col, schema_to_json, typed_row
 from cdcsync.engine.envelope import decode_envelope
 from cdcsync.engine.evolution import Change, merge
 from cdcsync.engine.faults import maybe_crash
+from cdcsync.engine.routing import shard_columns
 from cdcsync.errors import CdcsyncError, ConfigError, DecodeError, LedgerError, SourceError
 from cdcsync.kafka.header_filter import parse as parse_header_filter
 from cdcsync.kafka.offsets import Offsets
@@ -51,6 +53,8 @@ class BatchResult:
     ledger: dict[str, dict[str, int]]  # "topic/partition" -> counts
     changes: list[Change]
     bad_samples: list[dict]
+    tables: dict[str, dict] = field(default_factory=dict)  # routed runs: table -> {"instant", counts}
+    unrouted: int = 0  # routed runs: rows no route matched, counted as skipped
 
     def totals(self) -> dict[str, int]:
         out = {k: 0 for k in ("messages", "rows", *CLASSES)}
@@ -107,11 +111,8 @@ def resolve_primary_key(cfg, env: DataFrame, state: TableState) -> list[str]:
     return []  # json/csv/raw without a key: insert-only
 
 
-def run_batch(spark, cfg, state: TableState, batch_id: int, start: Offsets, end: Offsets, reporter,
-              on_bad=None, record_offsets: bool = True, raw: DataFrame | None = None) -> BatchResult:
-    """`record_offsets=False` (replays) writes the range under `_cdcsync.replay` so the pipeline's own resume
-    point, the newest commit carrying `_cdcsync.offsets`, never moves. `raw` (rows shaped like Spark's Kafka
-    source, e.g. from the dead-letter table) replaces the Kafka read; its offsets are not a contiguous range."""
+def _decode(spark, cfg, start: Offsets, end: Offsets, raw: DataFrame | None) -> DataFrame:
+    """Kafka read → envelope, with the oversized and header-filter verdicts applied."""
     if raw is None:
         raw = read_range(spark, cfg.source, start, end)
     env = decode_envelope(raw, cfg.source.format, cfg.source.csv_columns, cfg.source.csv_field_delimiter)
@@ -127,6 +128,15 @@ def run_batch(spark, cfg, state: TableState, batch_id: int, start: Offsets, end:
         env = (env.withColumn("_skip", F.when(~keep, "filtered").otherwise(F.col("_skip")))
                .withColumn("_bad", F.when(~keep, None).otherwise(F.col("_bad")))
                .withColumn("_op", F.when(~keep, "s").otherwise(F.col("_op"))))
+    return env
+
+
+def run_batch(spark, cfg, state: TableState, batch_id: int, start: Offsets, end: Offsets, reporter,
+              on_bad=None, record_offsets: bool = True, raw: DataFrame | None = None) -> BatchResult:
+    """`record_offsets=False` (replays) writes the range under `_cdcsync.replay` so the pipeline's own resume
+    point, the newest commit carrying `_cdcsync.offsets`, never moves. `raw` (rows shaped like Spark's Kafka
+    source, e.g. from the dead-letter table) replaces the Kafka read; its offsets are not a contiguous range."""
+    env = _decode(spark, cfg, start, end, raw)
     env = env.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         return _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, record_offsets)
@@ -136,6 +146,82 @@ def run_batch(spark, cfg, state: TableState, batch_id: int, start: Offsets, end:
         raise _classify_jvm_error(e, cfg, batch_id, start, end) from e
     finally:
         env.unpersist()
+
+
+def run_routed_batch(spark, cfg, states: dict[str, TableState], batch_id: int, start: Offsets, end: Offsets,
+                     reporter, on_bad=None) -> BatchResult:
+    """[[route]]: one Kafka read, split by target table in Spark SQL, one Hudi commit per table that has rows.
+    Records no route matches are counted as skipped (reason 'unrouted'), or go to [sink]'s table as the
+    default route; a record whose table cannot be told (undecodable) is bad when no default route takes it."""
+    env = _decode(spark, cfg, start, end, None)
+    idx = routing.route_index(cfg.routes)
+    if cfg.sink.unrouted == "default":
+        idx = F.coalesce(idx, F.lit(routing.DEFAULT))
+    env = env.withColumn("_route", idx)
+    env = env.withColumn("_target", routing.sink_name(cfg.routes, cfg.sink.table_name))
+    env = env.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        targets = sorted((r[1], r[0]) for r in env.where(F.col("_target").isNotNull())
+                         .select("_route", "_target").distinct().collect())
+        parts, changes, samples, tables = [], [], [], {}
+        unknown = F.col("_bad").isNotNull() & (F.coalesce(F.col("_table"), F.lit("")) == "")
+        rest = env.where(F.col("_target").isNull()).select(
+            "*", F.when(unknown, "bad").otherwise("skipped").alias("_class"),
+            F.when(unknown, F.col("_bad")).alias("_reason"),
+            F.when(unknown, F.col("_bad_detail")).otherwise(F.lit("unrouted")).alias("_reason_detail"))
+        rest_ledger = _ledger(rest)
+        parts.append(rest_ledger)
+        bad_rest = sum(c["bad"] for c in rest_ledger.values())
+        if bad_rest and on_bad is not None:
+            every_mask = {m.column: m for m in cfg.masks}
+            samples += on_bad(masking.scrub_raw(rest.where(F.col("_class") == "bad"), every_mask), batch_id, bad_rest)
+        for name, index in targets:
+            rcfg = routing.route_config(cfg, index, name)
+            state = states.get(name) or _routed_state(spark, rcfg)
+            states[name] = state
+            source_column = cfg.routes[index].source_column if index != routing.DEFAULT else None
+            r = _process(spark, rcfg, state, batch_id, start, end, env.where(F.col("_target") == name), reporter,
+                         on_bad, True, routed=True, source_column=source_column)
+            parts.append(r.ledger)
+            changes += [Change(c.kind, f"{name}.{c.column}", c.old, c.new) for c in r.changes]
+            samples += r.bad_samples
+            tables[name] = {"instant": r.instant, **r.totals()}
+        ledger = _sum_ledgers(parts)
+        _check_ledger(ledger, start, end)
+        unrouted = sum(c["skipped"] for c in rest_ledger.values())
+        instant = ",".join(f"{n}@{t['instant']}" for n, t in tables.items()) or None
+        return BatchResult(batch_id, start, end, instant, ledger, changes, samples, tables, unrouted)
+    except CdcsyncError:
+        raise
+    except Exception as e:
+        raise _classify_jvm_error(e, cfg, batch_id, start, end) from e
+    finally:
+        env.unpersist()
+
+
+def _routed_state(spark, rcfg) -> TableState:
+    """A routed table seen for the first time in this run: its columns from its newest commit."""
+    from cdcsync.engine.columns import schema_from_json
+    from cdcsync.engine.runner import table_spec
+
+    state = TableState(spec=table_spec(rcfg))
+    last = hudi.last_checkpoint(spark, rcfg.sink.path)
+    if last:
+        state.columns = schema_from_json(last["schema"])
+    return state
+
+
+def _sum_ledgers(parts: list[dict]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for ledger in parts:
+        for tp, c in ledger.items():
+            acc = out.get(tp)
+            if acc is None:
+                out[tp] = dict(c)
+                continue
+            for k, v in c.items():
+                acc[k] = min(acc[k], v) if k == "min_offset" else max(acc[k], v) if k == "max_offset" else acc[k] + v
+    return out
 
 
 def _classify_jvm_error(e: Exception, cfg, batch_id: int, start, end) -> CdcsyncError:
@@ -151,13 +237,18 @@ def _classify_jvm_error(e: Exception, cfg, batch_id: int, start, end) -> Cdcsync
                         hint="nothing was committed; the Spark log above has the details")
 
 
-def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, record_offsets) -> BatchResult:
+def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, record_offsets,
+             routed: bool = False, source_column: str | None = None) -> BatchResult:
+    masks = masking.for_table(cfg.masks, state.spec.table_name)
     if not state.key_known:
         pk = resolve_primary_key(cfg, env, state)
         state.spec = _with_key(state.spec, pk)
         state.key_known = True
-    batch_cols = infer_batch_columns(env, cfg.source.format)
+        masking.check_key(masks, pk, state.spec.table_name)
+    # shards routed to one table widen to their common types; one table's schemas keep the first-seen rule
+    batch_cols = (shard_columns if routed else infer_batch_columns)(env, cfg.source.format)
     cols, changes = merge(state.columns, batch_cols, cfg.schema.columns)
+    cols = masking.retype(cols, masks)
     incompatible = [c for c in changes if c.kind == "incompatible"]
     if incompatible:
         from cdcsync.errors import SchemaError
@@ -194,8 +285,9 @@ def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, rec
         bad_total = sum(c["bad"] for c in ledger.values())
         samples = []
         if bad_total and on_bad is not None:
-            samples = on_bad(df.where(F.col("_class") == "bad"), batch_id, bad_total)
-        good = _table_rows(df.where(F.col("_class").isin("upserted", "deleted")), cols, cfg.source.metadata_columns)
+            samples = on_bad(masking.scrub_raw(df.where(F.col("_class") == "bad"), masks), batch_id, bad_total)
+        good = _table_rows(df.where(F.col("_class").isin("upserted", "deleted")), cols, cfg.source.metadata_columns,
+                           masks, source_column)
         instant = None
         offsets = {t: {str(p): o for p, o in parts.items()} for t, parts in end.items()}
         meta = {
@@ -268,8 +360,13 @@ def _with_key(spec: hudi.TableSpec, pk: list[str]) -> hudi.TableSpec:
     return replace(spec, primary_key=pk)
 
 
-def _table_rows(df: DataFrame, cols: list[Col], metadata: list[str]) -> DataFrame:
-    data = [F.col(f"_t.`{c.name}`").cast(c.type).alias(c.name) for c in cols]
+def _table_rows(df: DataFrame, cols: list[Col], metadata: list[str], masks: dict | None = None,
+                source_column: str | None = None) -> DataFrame:
+    masks = masks or {}
+    data = [(masking.apply(F.col(f"_t.`{c.name}`"), masks[c.name]) if c.name in masks
+             else F.col(f"_t.`{c.name}`")).cast(c.type).alias(c.name) for c in cols]
+    if source_column:  # shards merged into one table: which source table each row came from
+        data.append(F.col("_table").alias(source_column))
     meta = [F.col(_META_NAMES[m]).alias(_META_NAMES[m]) for m in metadata if _META_NAMES[m] != "_kafka_offset"]
     if "offset" in metadata:
         meta.append(F.col("_kafka_offset"))

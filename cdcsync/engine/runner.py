@@ -10,8 +10,8 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-from cdcsync.engine import checkpoint
-from cdcsync.engine.batch import BatchResult, TableState, bad_error, run_batch
+from cdcsync.engine import checkpoint, routing
+from cdcsync.engine.batch import BatchResult, TableState, bad_error, run_batch, run_routed_batch
 from cdcsync.engine.columns import schema_from_json
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.lock import WriterLock, multi_writer_configured
@@ -36,6 +36,8 @@ class Summary:
     dead_letter_path: str | None = None
     seconds: float = 0.0
     stopped_by: str = "end of input"
+    tables: dict = field(default_factory=dict)  # [[route]] runs: per target table, the counts of this run
+    unrouted: int = 0
 
     def add(self, r: BatchResult) -> None:
         self.batches += 1
@@ -44,6 +46,11 @@ class Summary:
         if r.instant:
             self.instants.append(r.instant)
         self.schema_changes += [c.describe() for c in r.changes]
+        self.unrouted += r.unrouted
+        for name, t in r.tables.items():
+            acc = self.tables.setdefault(name, {k: 0 for k in ("messages", "upserted", "deleted", "skipped", "bad")})
+            for k in acc:
+                acc[k] += t[k]
         for tp, c in r.ledger.items():
             acc = self.ledger.setdefault(tp, {k: 0 for k in ("messages", "upserted", "deleted", "skipped", "bad")})
             for k in acc:
@@ -133,8 +140,19 @@ class Runner:
             self.lock = WriterLock(self.spark, cfg.run.checkpoint_dir, "cdcsync run")
             if not multi_writer_configured(cfg.sink.options):
                 self.lock.acquire(cfg.sink.table_name)
-            last = hudi.last_checkpoint(self.spark, cfg.sink.path)
-            if last:
+            routed = bool(cfg.routes)
+            states: dict[str, TableState] = {}
+            redo_end = None
+            if routed:  # many tables: the run-level progress record (see engine.routing)
+                last = routing.read_progress(self.spark, cfg.run.checkpoint_dir)
+                if last:
+                    done = last["state"] == "done"
+                    last = {"offsets": last["end"] if done else last["start"],
+                            "batch_id": last["batch_id"] - (0 if done else 1), "redo": None if done else last["end"]}
+                    redo_end = last["redo"]
+            else:
+                last = hudi.last_checkpoint(self.spark, cfg.sink.path)
+            if last and not routed:
                 state.columns = schema_from_json(last["schema"])
             recorded = last["offsets"] if last else None
             how_recorded = None
@@ -161,6 +179,8 @@ class Runner:
                     for p in parts:
                         start.setdefault(t, {}).setdefault(p, view.earliest([t])[t][p])
                 end = plan_end(start, latest, batch_budget(cfg.run))
+                if redo_end is not None:  # a routed batch cut short by a crash: the same range again
+                    end, redo_end = redo_end, None
                 if end == start:
                     if self.once or self._stop:
                         break
@@ -169,7 +189,14 @@ class Runner:
                         break
                     continue
                 t_batch = time.monotonic()
-                result = run_batch(self.spark, cfg, state, batch_id, start, end, self.reporter, self._on_bad)
+                if routed:
+                    routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch_id, start, end, "writing")
+                    result = run_routed_batch(self.spark, cfg, states, batch_id, start, end, self.reporter,
+                                              self._on_bad)
+                    maybe_crash("routed_before_done", batch_id)
+                    routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch_id, start, end, "done")
+                else:
+                    result = run_batch(self.spark, cfg, state, batch_id, start, end, self.reporter, self._on_bad)
                 maybe_crash("after_write", batch_id)
                 view.commit_group(end)
                 self.lock.heartbeat(every_s=0)
