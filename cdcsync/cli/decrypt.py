@@ -1,0 +1,49 @@
+"""`cdcsync decrypt`: read back values a [[mask]] method = "encrypt" wrote (base64 of Spark's AES-GCM output),
+with the same Spark built-in that wrote them, so no second crypto implementation can disagree."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from cdcsync.cli.app import app
+
+
+@app.command("decrypt")
+def decrypt(
+    values: list[str] = typer.Argument(None, help="Encrypted values (base64); read one per line from stdin if none."),
+    key_env: str = typer.Option(..., "--key-env", help="Environment variable holding the base64 AES key."),
+):
+    """Decrypt masked values: prints one plaintext per line (an empty line for a value that does not decrypt)."""
+    from cdcsync.errors import ConfigError
+
+    key = os.environ.get(key_env)
+    if not key:
+        raise ConfigError(f"environment variable {key_env} is not set (or empty)",
+                          hint=f"export {key_env}=… (the key the [[mask]] used)", variable=key_env)
+    if not values:
+        values = [line.strip() for line in sys.stdin if line.strip()]
+    for text in plaintexts(_session(), values, key):
+        typer.echo("" if text is None else text)
+
+
+def plaintexts(spark, values: list[str], key_b64: str) -> list[str | None]:
+    from pyspark.sql import functions as F
+
+    df = spark.createDataFrame([(i, v) for i, v in enumerate(values)], "i INT, v STRING")
+    out = df.select("i", F.try_aes_decrypt(F.unbase64("v"), F.unbase64(F.lit(key_b64)), F.lit("GCM"))
+                    .cast("string").alias("p")).orderBy("i").collect()
+    return [r["p"] for r in out]
+
+
+def _session():
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    from cdcsync.engine.session import build_session
+
+    return build_session("cdcsync-decrypt", "local[1]", {})

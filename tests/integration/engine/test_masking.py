@@ -1,0 +1,105 @@
+"""Issue 8, point 4: [[mask]] columns never appear in clear in the table files, the dead-letter table or the
+run's output; hashes are reproducible from the salt and `cdcsync decrypt` gives encrypted values back."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from cdcsync.engine.masking import MASKED_TEXT
+from cdcsync.errors import DecodeError
+from tests.integration.engine.helpers import run_once, spark_rows, write_config
+
+pytestmark = pytest.mark.integration
+
+SALT = "pepper-123"
+KEY = base64.b64encode(bytes(range(32))).decode()
+CLEAR = ["123-45-6789", "987-65-4321", "555-12-3456", "ann@example.org", "bob@example.org", "eve@example.org",
+         "+1-202-555-0101", "4111111111111111"]
+
+
+def masked_config(tmp_path, bootstrap, topic, **extra):
+    cfg = write_config(tmp_path, bootstrap, topic, "json", "COPY_ON_WRITE",
+                       **{"sink.primary_key": ["id"], "run.on_bad_record": "dead-letter",
+                          "schema.columns": {"age": "BIGINT"},
+                          "sink.options": {"hoodie.parquet.compression.codec": "uncompressed"}, **extra})
+    cfg.write_text(cfg.read_text() + """
+[[mask]]
+column = "ssn"
+method = "hash"
+salt_env = "T_MASK_SALT"
+
+[[mask]]
+column = "email"
+method = "encrypt"
+key_env = "T_MASK_KEY"
+
+[[mask]]
+column = "phone"
+method = "redact"
+
+[[mask]]
+column = "card"
+method = "redact"
+value = "XXXX"
+""")
+    return cfg
+
+
+def file_bytes(root: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in root.rglob("*") if p.is_file() and p.suffix != ".toml")
+
+
+def test_masked_columns_never_in_clear(spark, bootstrap, make_topic, produce, tmp_path, monkeypatch, capfd):
+    monkeypatch.setenv("T_MASK_SALT", SALT)
+    monkeypatch.setenv("T_MASK_KEY", KEY)
+    topic = make_topic()
+    produce(topic, [
+        {"id": 1, "ssn": CLEAR[0], "email": CLEAR[3], "phone": CLEAR[6], "card": CLEAR[7], "age": 30},
+        {"id": 2, "ssn": CLEAR[1], "email": CLEAR[4], "phone": None, "card": None, "age": 40},
+        {"id": 3, "ssn": CLEAR[2], "email": CLEAR[5], "phone": CLEAR[6], "card": CLEAR[7], "age": "old"},  # bad
+        '{"id": 4, "ssn": "' + CLEAR[2] + '", "email": "' + CLEAR[5],  # truncated JSON: bad, clear inside
+    ])
+    cfg = masked_config(tmp_path, bootstrap, topic)
+    summary = run_once(cfg, spark)
+    assert summary.totals["upserted"] == 2 and summary.totals["bad"] == 2
+
+    rows = {r["id"]: r for r in spark_rows(spark, str(tmp_path / "table"))}
+    assert rows[1]["ssn"] == hashlib.sha256((SALT + CLEAR[0]).encode()).hexdigest()
+    assert rows[1]["phone"] is None and rows[1]["card"] == "XXXX" and rows[1]["age"] == 30
+    assert rows[2]["card"] is None  # NULL stays NULL
+    from typer.testing import CliRunner
+
+    from cdcsync.cli.app import app
+
+    res = CliRunner().invoke(app, ["decrypt", "--key-env", "T_MASK_KEY", rows[1]["email"], rows[2]["email"]])
+    assert res.exit_code == 0, res.output
+    assert res.output.split() == [CLEAR[3], CLEAR[4]]
+
+    # the table files hold the hashes as plain bytes (uncompressed), so a clear value would show the same way
+    table_bytes = file_bytes(tmp_path / "table")
+    assert rows[1]["ssn"].encode() in table_bytes
+    dead = [r.asDict() for r in spark.read.format("hudi").load(summary.dead_letter_path).collect()]
+    assert sorted(r["offset"] for r in dead) == [2, 3]
+    assert all(MASKED_TEXT in (r["value_text"] or r["value"].decode()) for r in dead)
+    dead_text = "\n".join(f"{r}" for r in dead)
+    everything = [table_bytes.decode("latin-1"), file_bytes(tmp_path).decode("latin-1"), dead_text,
+                  "\n".join(str(r) for r in rows.values()), capfd.readouterr().err]
+    for clear in CLEAR:
+        places = ("table files", "all files", "dead-letter rows", "table rows", "output")
+        for where, text in zip(places, everything, strict=True):
+            assert clear not in text, f"{clear!r} in clear in the {where}"
+
+    # under on_bad_record = "fail" the error (which quotes the value) is masked too
+    produce(topic, [{"id": 5, "ssn": CLEAR[0], "email": CLEAR[3], "age": "x"}])
+    fail_cfg = masked_config(tmp_path, bootstrap, topic, **{"run.on_bad_record": "fail"})
+    with pytest.raises(DecodeError) as err:
+        run_once(fail_cfg, spark)
+    assert MASKED_TEXT in str(err.value)
+    assert CLEAR[0] not in str(err.value) and CLEAR[3] not in str(err.value)
+    assert os.environ["T_MASK_KEY"] not in capfd.readouterr().err  # the key itself is never printed
+

@@ -1,0 +1,81 @@
+"""[[route]] and [[mask]] in config.toml: validated before Spark starts, secrets read from the environment and
+never echoed, close-match hints for typos."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from cdcsync.config import load_config
+from cdcsync.errors import ConfigError
+
+BASE = """
+[source]
+bootstrap_servers = "localhost:9092"
+topics = ["t"]
+format = "canal-json"
+
+[sink]
+path = "/tmp/x"
+table_name = "t"
+"""
+
+
+def cfg(tmp_path, extra: str):
+    p = tmp_path / "config.toml"
+    p.write_text(BASE + extra)
+    return p
+
+
+def test_routes_load_with_their_own_table_settings(tmp_path):
+    c = load_config(cfg(tmp_path, """
+[[route]]
+source_table = 'app\\.order_\\d+'
+sink_table = "ods_<>"
+primary_key = ["id"]
+table_type = "COPY_ON_WRITE"
+source_column = "src"
+options = { "hoodie.x.y" = 1 }
+"""))
+    (r,) = c.routes
+    assert r.source_table == r"app\.order_\d+" and r.sink_table == "ods_<>" and r.primary_key == ["id"]
+    assert r.table_type == "COPY_ON_WRITE" and r.source_column == "src" and r.options == {"hoodie.x.y": "1"}
+    assert c.sink.unrouted == "skip" and c.masks == []
+
+
+@pytest.mark.parametrize("extra, needle", [
+    ('[[route]]\nsource_table = "a("\nsink_table = "x"\n', "route[0].source_table"),
+    ('[[route]]\nsource_tabel = "a"\nsink_table = "x"\n', "did you mean 'route[0].source_table'"),
+    ('[[route]]\nsource_table = "a"\nsink_table = "x-y"\n', "route[0].sink_table"),
+    ('[[mask]]\ncolumn = "c"\nmethod = "hsh"\n', "did you mean 'hash'"),
+    ('[[mask]]\ncolumn = "c"\nmethod = "hash"\n', "needs 'salt_env'"),
+    ('[[mask]]\ncolumn = "c"\nmethod = "redact"\nkey_env = "K"\n', "does not take 'key_env'"),
+    ('[sink]\nunrouted = "drop"\n', None),
+])
+def test_bad_route_and_mask_settings_are_named(tmp_path, extra, needle):
+    if extra.startswith("[sink]"):  # a second [sink] is a TOML error; patch the key in instead
+        p = tmp_path / "config.toml"
+        p.write_text(BASE.replace('table_name = "t"', 'table_name = "t"\nunrouted = "drop"'))
+        needle = "'sink.unrouted' is 'drop'"
+    else:
+        p = cfg(tmp_path, extra)
+    with pytest.raises(ConfigError) as err:
+        load_config(p)
+    assert needle in err.value.message
+
+
+def test_mask_secrets_come_from_the_environment_and_are_not_echoed(tmp_path, monkeypatch):
+    text = '[[mask]]\ncolumn = "ssn"\nmethod = "encrypt"\nkey_env = "T_KEY"\n'
+    monkeypatch.delenv("T_KEY", raising=False)
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg(tmp_path, text))
+    assert "mask[0]" in err.value.message and "T_KEY" in err.value.message and "ssn" in err.value.message
+    monkeypatch.setenv("T_KEY", "not-a-key-but-secret")
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg(tmp_path, text))
+    assert "16, 24 or 32 bytes" in err.value.message and "not-a-key-but-secret" not in err.value.render()
+    key = base64.b64encode(b"k" * 32).decode()
+    monkeypatch.setenv("T_KEY", key)
+    (m,) = load_config(cfg(tmp_path, text)).masks
+    assert m.secret == key and key not in repr(m)
