@@ -11,7 +11,11 @@ from cdcsync.formats import FORMATS, BadRecord, Change, get_decoder
 from tests.unit.formats.cdc_fixtures import FORMAT_OF, fixture_names, messages
 
 DECODERS = [get_decoder(f, **({"columns": ["a", "b"]} if f == "csv" else {})) for f in FORMATS] + [
-    get_decoder("debezium-json", typed=True), get_decoder("canal-json", typed=True)]
+    get_decoder("debezium-json", typed=True), get_decoder("canal-json", typed=True)] + [
+    get_decoder(f, max_bytes=64, **({"columns": ["a", "b"]} if f == "csv" else {})) for f in FORMATS]
+# The stable reason codes (dead-letter table, metrics): a decoder may report only these.
+REASONS = {"invalid_json", "invalid_utf8", "not_an_object", "missing_field", "missing_key", "bad_op", "bad_value",
+           "oversized"}
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
@@ -34,7 +38,8 @@ def _check(value, key=None):
         try:
             out = dec.parse(value, key)
         except BadRecord as e:
-            assert isinstance(e.reason_code, str) and e.reason_code
+            assert e.reason_code in REASONS, e
+            assert isinstance(e.message, str) and e.message
             continue
         assert isinstance(out, list) and all(isinstance(c, Change) for c in out)
         assert all(c.op in ("upsert", "delete", "skip") for c in out)
@@ -89,3 +94,28 @@ def test_debezium_schema_envelopes_with_junk_schemas(fields, after, op):
 def test_maxwell_any_numeric_ts(ts):
     msg = json.dumps({"type": "insert", "ts": ts, "data": {"id": 1}, "database": "d", "table": "t"}).encode()
     _check(msg)
+
+
+JSON_FIXTURES = [(FORMAT_OF[n], m) for n in fixture_names() if n in FORMAT_OF for m in messages(n)]
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(JSON_FIXTURES), st.data())
+def test_the_malformed_kinds_are_reported_with_their_reason(fixture, data):
+    """Truncated JSON, invalid UTF-8 inside a valid message, and an oversized message are always reported bad,
+    with the reason the dead-letter table will carry (never decoded, never another exception)."""
+    fmt, msg = fixture
+    msg = msg.strip()
+    cut = data.draw(st.integers(min_value=1, max_value=len(msg) - 1))
+    bad_byte = data.draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80"]))
+    at = data.draw(st.integers(min_value=0, max_value=len(msg)))
+    cases = [(get_decoder(fmt), msg[:cut], "invalid_json"),
+             (get_decoder(fmt), msg[:at] + bad_byte + msg[at:], "invalid_utf8"),
+             (get_decoder(fmt, max_bytes=len(msg) - 1), msg, "oversized")]
+    for dec, value, reason in cases:
+        try:
+            out = dec.parse(value)
+        except BadRecord as e:
+            assert e.reason_code == reason, (value[:80], e)
+        else:
+            raise AssertionError(f"{fmt}: {value[:80]!r} decoded as {out!r}, expected {reason}")
