@@ -1,0 +1,122 @@
+"""The project's promises about itself: README tables in step with the code, versions pinned in one place, the
+examples valid, `--help` without a JVM, and nothing fetched or generated tracked by git."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text()
+
+
+def _section(title: str) -> str:
+    """The README text from a `## title` heading up to the next `## ` heading."""
+    m = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## )", README + "\n## ", re.S | re.M)
+    assert m, f"README has no '## {title}' section"
+    return m.group(1)
+
+
+def _versions() -> dict[str, str]:
+    out = {}
+    for line in (ROOT / "versions.env").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            k, _, v = line.partition("=")
+            out[k.strip()] = v.strip()
+    return out
+
+
+def test_readme_starts_with_the_two_commands():
+    head = README[:1500]
+    assert "make demo" in head and "make test" in head
+
+
+def test_exit_code_table_matches_the_code():
+    from cdcsync.exit_codes import ExitCode
+
+    rows = re.findall(r"^\| (\d+) \| ([A-Z_]+) \|", _section("Exit codes"), re.M)
+    assert {(int(c), n) for c, n in rows} == {(int(e), e.name) for e in ExitCode}
+
+
+def test_exit_code_descriptions_come_from_the_table():
+    from cdcsync.exit_codes import ExitCode, describe
+
+    assert all(describe(e) for e in ExitCode), "every exit code carries its one-line meaning"
+
+
+def test_versions_are_pinned_once_and_stated_in_the_readme():
+    v = _versions()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert f"pyspark=={v['SPARK_VERSION']}" in project["dependencies"]
+    section = _section("Versions")
+    for key in ("SPARK_VERSION", "HUDI_VERSION", "HUDI_SPARK_BUNDLE", "KAFKA_VERSION", "SCALA_BINARY"):
+        assert v[key] in section, f"README 'Versions' does not state {key} = {v[key]}"
+    assert f"spark-sql-kafka-0-10_{v['SCALA_BINARY']}` {v['SPARK_VERSION']}" in section
+    pom = (ROOT / "bundles" / "spark" / "pom.xml").read_text()
+    assert "${hudi.spark.bundle}" in pom and "spark-sql-kafka-0-10_${scala.binary}" in pom
+
+
+def test_every_config_key_is_documented():
+    from cdcsync.config.schema import CONFIG_SCHEMA
+
+    config = _section("Configuration")
+    missing = []
+    for section, spec in CONFIG_SCHEMA["properties"].items():
+        for key in _keys(spec):
+            if f"| `{key}` |" not in config:
+                missing.append(f"{section}.{key}")
+        if f"`[{section}]`" not in config and f"`[[{section}]]`" not in config:
+            missing.append(f"[{section}] heading")
+    assert not missing, f"README 'Configuration' lacks {missing}"
+
+
+def _keys(spec: dict) -> list[str]:
+    if spec.get("type") == "array":
+        spec = spec.get("items", {})
+    keys = list(spec.get("properties", {}))
+    return keys + (["spark.*"] if spec.get("patternProperties") else [])
+
+
+EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+
+
+def test_one_example_per_format():
+    from cdcsync.config import load_config
+    from cdcsync.config.schema import FORMATS
+
+    assert sorted(load_config(p).source.format for p in EXAMPLES) == sorted(FORMATS)
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_is_valid_through_the_cli(example):
+    p = subprocess.run([sys.executable, "-m", "cdcsync", "validate", str(example)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "valid" in p.stdout + p.stderr
+
+
+def test_help_lists_every_command_without_pyspark():
+    probe = ("import sys, runpy\n"
+             "sys.argv = ['cdcsync', '--help']\n"
+             "try:\n    runpy.run_module('cdcsync', run_name='__main__')\n"
+             "except SystemExit as e:\n    code = e.code\n"
+             "print('PYSPARK', 'pyspark' in sys.modules, 'PY4J', 'py4j' in sys.modules, 'EXIT', code, "
+             "file=sys.stderr)\n")
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30)
+    assert "PYSPARK False PY4J False EXIT 0" in p.stderr, p.stderr
+    for command in ("run", "validate", "probe", "probe-brokers", "infer-schema", "replay-from-offset", "dead-letter"):
+        assert re.search(rf"│ {re.escape(command)}\s", p.stdout), f"--help does not list {command}:\n{p.stdout}"
+
+
+def test_nothing_fetched_or_generated_is_tracked():
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    bad = [f for f in files if f.endswith((".jar", ".parquet", ".log")) or "/.hoodie/" in f or f.startswith(
+        (".venv/", ".local/", "bundles/spark/jars/", "bundles/kafka/jars/"))]
+    assert files and not bad, bad
+    ignored = (ROOT / ".gitignore").read_text()
+    for pattern in ("bundles/*/jars/", ".venv/", ".local/"):
+        assert pattern in ignored
