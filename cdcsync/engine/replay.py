@@ -12,7 +12,7 @@ import hashlib
 import json
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from cdcsync.engine.lock import ConcurrentWriterError, WriterLock, multi_writer_configured
 from cdcsync.kafka.offsets import (
@@ -83,7 +83,6 @@ class ReplayResult:
     plan: Plan
     summary: object  # runner.Summary
     seconds: float = 0.0
-    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         s = self.summary.to_dict()

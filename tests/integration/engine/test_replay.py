@@ -103,6 +103,8 @@ def test_replaying_an_applied_range_leaves_the_table_equal(spark, bootstrap, dbz
         dbz_topic: {str(p): o for p, o in plan.end[dbz_topic].items()}}
     assert commit_meta(spark, table, newest, hudi.META_OFFSETS) is None
     assert run_once(config, spark).totals["messages"] == 0  # run carries on from its own offsets
+    committed = Replayer(load_config(config), PlainReporter(), "earliest", "committed", spark=spark).plan()
+    assert committed.end == recorded["offsets"] and committed.messages == N  # where the Hudi commits say
 
 
 def test_delete_table_then_replay_from_earliest_equals_run(spark, bootstrap, dbz_topic, tmp_path):

@@ -76,3 +76,30 @@ def test_from_after_to_is_an_error():
     with pytest.raises(ReplaySpecError, match=r"--from is after --to on a/1: 6 > 2"):
         replay_range({"a": {1: 6}}, {"a": {1: 2}}, E, L)
     replay_range({"a": {0: 7, 1: 0}}, {"a": {0: 7, 1: 7}}, E, L)  # empty and full ranges are fine
+
+
+def _plan(start, end, budget):
+    from cdcsync.engine.replay import Plan
+
+    return Plan("t", "/x", False, "earliest", "latest", "id", "/ck/replay-id", start, end, start, end, budget)
+
+
+@pytest.mark.parametrize("budget", [None, 1, 3, 5, 7, 100])
+def test_planned_batches_are_the_batches_the_replay_loop_runs(budget):
+    from cdcsync.engine.runner import plan_end
+
+    start, end = {"a": {0: 3, 1: 0, 2: 9}}, {"a": {0: 10, 1: 5, 2: 9}}
+    plan, done, batches = _plan(start, end, budget), start, 0
+    while (nxt := plan_end(done, end, budget)) != done:  # the loop Replayer.run drives
+        done, batches = nxt, batches + 1
+    assert done == end and plan.batches == batches and plan.messages == 12
+
+
+def test_plan_json_and_table_name_every_partition():
+    plan = _plan({"a": {0: 3, 1: 0}}, {"a": {0: 10, 1: 5}}, 5)
+    d = plan.to_dict()
+    assert [(r["partition"], r["from"], r["to"], r["messages"]) for r in d["partitions"]] == [(0, 3, 10, 7),
+                                                                                           (1, 0, 5, 5)]
+    assert d["messages"] == 12 and d["batches"] == 3
+    text = plan.render()
+    assert "a/0" in text and "a/1" in text and "total 12 message(s) in 3 batch(es)" in text
