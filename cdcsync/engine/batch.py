@@ -186,6 +186,7 @@ def run_routed_batch(spark, cfg, states: dict[str, TableState], batch_id: int, s
             changes += [Change(c.kind, f"{name}.{c.column}", c.old, c.new) for c in r.changes]
             samples += r.bad_samples
             tables[name] = {"instant": r.instant, **r.totals()}
+            maybe_crash("routed_between_tables", batch_id)
         ledger = _sum_ledgers(parts)
         _check_ledger(ledger, start, end)
         unrouted = sum(c["skipped"] for c in rest_ledger.values())
