@@ -17,7 +17,7 @@ def replay(
     from_: str = typer.Option(..., "--from", help=f"Where the replay starts: {REPLAY_SPEC_HELP}."),
     to: str = typer.Option("latest", "--to", help="Where it stops (exclusive); default: the end offsets when the "
                            "command starts. Same forms as --from."),
-    into: str = typer.Option(None, "--into", help="Write a separate table at this path instead of the main one."),
+    into: str | None = typer.Option(None, "--into", help="Write a separate table at this path, not the main one."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan (per partition from, to, count); exit 0."),
     json_out: bool = typer.Option(False, "--json", help="Print the plan and summary as one JSON object on stdout."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
@@ -29,6 +29,8 @@ def replay(
 
     cfg = load_config(config)
     reporter = make_reporter(quiet)
+    if into and "://" not in into:  # a local side table: pin it to where the command was typed
+        into = str(Path(into).resolve())
     replayer = Replayer(cfg, reporter, from_, to, into)
     plan = replayer.plan()
     if dry_run:
