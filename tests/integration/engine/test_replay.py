@@ -8,6 +8,7 @@ and --dry-run counts match what the replay reads; 4. --into leaves the main tabl
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 import os
 import shutil
@@ -249,3 +250,29 @@ def test_crashed_replay_rerun_finishes_its_range(spark, bootstrap, dbz_topic, pr
     assert out["summary"]["totals"]["messages"] == N - 5
     assert json.loads((folder / "progress.json").read_text())["status"] == "finished"
     assert both(spark, side)[0] == both(spark, side)[1] == expected_state(FIXTURE, ["id"])
+
+
+def test_multi_writer_locking_lets_a_replay_write_beside_a_run(spark, bootstrap, make_topic, produce, tmp_path):
+    topic = make_topic()
+    produce(topic, [{"id": i} for i in range(3)])
+    config = write_config(tmp_path, bootstrap, topic, "json", "COPY_ON_WRITE", **{
+        "sink.primary_key": ["id"], "sink.options": {
+            "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+            "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider",
+            "hoodie.cleaner.policy.failed.writes": "LAZY"}})
+    holder = subprocess.Popen(["sleep", "120"])
+    try:
+        (tmp_path / "ckpt").mkdir()
+        lock = {"host": socket.gethostname(), "pid": holder.pid, "what": "cdcsync run", "started": time.time(),
+                "heartbeat": time.time()}
+        (tmp_path / "ckpt" / "writer.lock").write_text(json.dumps(lock))
+        progress = io.StringIO()
+        r = Replayer(load_config(config), PlainReporter(stream=progress), "earliest", spark=spark)
+        result = r.run(r.plan())
+        assert result.summary.totals["upserted"] == 3
+        assert {x["id"] for x in spark_rows(spark, str(tmp_path / "table"))} == {0, 1, 2}
+        assert "multi-writer locking is configured" in progress.getvalue()
+        assert json.loads((tmp_path / "ckpt" / "writer.lock").read_text()) == lock  # the run's lock is left alone
+    finally:
+        holder.kill()
+        holder.wait()
