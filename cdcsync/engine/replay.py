@@ -143,9 +143,10 @@ class Replayer:
             start = {t: {p: o for p, o in start[t].items() if p in end.get(t, {})} for t in end}
         end = {t: {p: end.get(t, {}).get(p, o) for p, o in parts.items()} for t, parts in start.items()}
         replay_range(start, end, earliest, latest)
-        target = (self.into or cfg.sink.path).rstrip("/")
+        main = cfg.sink.path.rstrip("/")
+        target = (self.into or main).rstrip("/")  # --into the main path is the main table, with its guards
         rid = hashlib.sha1(f"{target}\n{self.from_spec.text}\n{self.to_spec.text}".encode()).hexdigest()[:12]
-        return Plan(cfg.sink.table_name, target, bool(self.into), self.from_spec.text, self.to_spec.text, rid,
+        return Plan(cfg.sink.table_name, target, target != main, self.from_spec.text, self.to_spec.text, rid,
                     f"{cfg.run.checkpoint_dir.rstrip('/')}/replay-{rid}", start, end, earliest, latest,
                     batch_budget(cfg.run))
 
