@@ -262,6 +262,9 @@ def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, rec
         )
     typed, cast_bad = typed_row(F.coalesce("_row", "_key_row"), cols)
     pk = state.spec.primary_key
+    # a key column no row image has shown is NULL (missing_key), and Spark rejects a struct of no fields
+    typed += [F.lit(None).cast("string").alias(k) for k in pk if k not in {c.name for c in cols}]
+    typed = typed or [F.lit(None).cast("string").alias("_no_columns")]
     df = env.select("*", F.struct(*typed).alias("_t"), cast_bad.alias("_cast_bad"))
     key_cols = [F.col(f"_t.`{k}`") for k in pk]
     schema_err = _schema_check(cfg, df)

@@ -45,11 +45,15 @@ def debezium_field(f: dict) -> Col:
 
 
 def from_debezium_schema(schema_text: str) -> list[Col] | None:
-    env = json.loads(schema_text)
-    for image in ("after", "before"):
-        for f in env.get("fields", []):
-            if f.get("field") == image and f.get("type") == "struct":
-                return [debezium_field(x) for x in f.get("fields", [])]
+    """None for an envelope without a usable row schema: a junk schema in one message must not fail the batch."""
+    try:
+        env = json.loads(schema_text)
+        for image in ("after", "before"):
+            for f in env.get("fields", []):
+                if f.get("field") == image and f.get("type") == "struct":
+                    return [debezium_field(x) for x in f.get("fields", [])]
+    except (ValueError, TypeError, AttributeError, KeyError):
+        return None
     return None
 
 
@@ -75,8 +79,9 @@ def infer_batch_columns(env: DataFrame, fmt: str, max_schemas: int = 32) -> list
     if fmt == "debezium-json":
         schemas = [r[0] for r in rows.select("_schema").where(F.col("_schema").isNotNull())
                    .distinct().limit(max_schemas).collect()]
-        if schemas:
-            return _merge_in_order([from_debezium_schema(s) or [] for s in schemas])
+        usable = [c for c in (from_debezium_schema(s) for s in schemas) if c is not None]
+        if usable:  # otherwise the row images decide, as for schemaless events
+            return _merge_in_order(usable)
     if fmt == "canal-json":
         maps = [json.loads(r[0]) for r in rows.select("_types").where(F.col("_types").isNotNull())
                 .distinct().limit(max_schemas).collect()]
