@@ -161,9 +161,15 @@ def run_routed_batch(spark, cfg, states: dict[str, TableState], batch_id: int, s
     env = env.withColumn("_target", routing.sink_name(cfg.routes, cfg.sink.table_name))
     env = env.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        targets = sorted((r[1], r[0]) for r in env.where(F.col("_target").isNotNull())
-                         .select("_route", "_target").distinct().collect())
+        # a table with only skipped records in this batch (DDL, filtered) gets no commit: its key may be unknown
+        live = F.col("_target").isNotNull() & (F.col("_op").isin("u", "d") | F.col("_bad").isNotNull())
+        targets = sorted((r[1], r[0]) for r in env.where(live).select("_route", "_target").distinct().collect())
+        names = [n for n, _ in targets]
         parts, changes, samples, tables = [], [], [], {}
+        idle = env.where(F.col("_target").isNotNull() & ~F.col("_target").isin(names)).select(
+            "*", F.lit("skipped").alias("_class"), F.lit(None).cast("string").alias("_reason"),
+            F.col("_skip").alias("_reason_detail"))
+        parts.append(_ledger(idle))
         unknown = F.col("_bad").isNotNull() & (F.coalesce(F.col("_table"), F.lit("")) == "")
         rest = env.where(F.col("_target").isNull()).select(
             "*", F.when(unknown, "bad").otherwise("skipped").alias("_class"),

@@ -271,7 +271,9 @@ class Runner:
             int(tp.rsplit('/', 1)[1])] for tp in r.ledger}
         self.reporter.event("batch", id=r.batch_id, instant=r.instant, read=t["messages"], upserted=t["upserted"],
                             deleted=t["deleted"], skipped=t["skipped"], bad=t["bad"], lag=lag,
-                            seconds=round(seconds, 2))
+                            seconds=round(seconds, 2),
+                            **({"tables": {n: c["upserted"] + c["deleted"] for n, c in r.tables.items()},
+                                "unrouted": r.unrouted} if self.cfg.routes else {}))
         for c in r.changes:
             self.reporter.info(f"schema: {c.describe()}")
 

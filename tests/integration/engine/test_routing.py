@@ -43,6 +43,9 @@ def test_canal_multi_table_topic_lands_three_tables(spark, bootstrap, make_topic
         canal("shop", "orders", "INSERT", [{"id": "11", "user_id": "2", "amount": "1.50"}], t_order, 1005),
         canal("shop", "orders", "DELETE", [{"id": "10", "user_id": "1", "amount": "9.90"}], t_order, 1006),
         canal("shop", "items", "UPDATE", [{"sku": "A1", "stock": "4"}], t_item, 1007, pk=("sku",)),
+        # DDL of a routed table in a batch with no rows for it: counted as skipped, no commit needed
+        {"data": None, "database": "shop", "table": "users", "type": "ALTER", "isDdl": True, "es": 1008,
+         "sql": "ALTER TABLE users ADD COLUMN age INT"},
     ]
     produce(topic, msgs, keys=["k"] * len(msgs))  # one key: one partition, so the order holds
     cfg = routed_config(tmp_path, bootstrap, topic, "canal-json", [
@@ -52,8 +55,8 @@ def test_canal_multi_table_topic_lands_three_tables(spark, bootstrap, make_topic
     ], **{"run.max_records_per_batch": 5})
     summary = run_once(cfg, spark)
 
-    assert summary.totals["messages"] == 8 and summary.totals["bad"] == 0
-    assert summary.unrouted == 1 and summary.totals["skipped"] == 1  # shop.audit, counted
+    assert summary.totals["messages"] == 9 and summary.totals["bad"] == 0
+    assert summary.unrouted == 1 and summary.totals["skipped"] == 2  # shop.audit (unrouted) and the DDL
     assert summary.batches == 2  # one Kafka read per batch for all three tables
     assert set(summary.tables) == {"ods_users", "ods_orders", "ods_items"}
     db = tmp_path / "db"
