@@ -7,11 +7,15 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 KAFKA_PORT ?= 9092
 
-.PHONY: help setup prereqs bundles kafka-up kafka-down test test-unit test-integration demo lint clean
+BENCH_SIZE ?= smoke
+BENCH_ARGS ?=
+
+.PHONY: help setup prereqs bundles kafka-up kafka-down test test-unit test-integration demo bench lint clean
 
 help:
 	@echo "make demo   - start a local broker, produce sample Debezium events, sync them into a Hudi table, show it"
 	@echo "make test   - install everything, fetch bundles, run the unit and integration tests"
+	@echo "make bench  - the same Debezium workload through cdcsync (MOR, COW) and the Parquet floor (BENCH_SIZE=smoke|full)"
 	@echo "make setup | bundles | kafka-up | kafka-down | lint | clean"
 
 prereqs:
@@ -49,8 +53,15 @@ test-integration: setup
 demo: setup
 	bash examples/demo.sh
 
+$(VENV)/.bench: pyproject.toml $(VENV)/.installed
+	$(PIP) install -q -e '.[dev,bench]'
+	@touch $@
+
+bench: setup $(VENV)/.bench
+	$(PY) -m bench.run --size $(BENCH_SIZE) $(BENCH_ARGS)
+
 lint: setup
-	$(VENV)/bin/ruff check cdcsync tests devtools
+	$(VENV)/bin/ruff check cdcsync tests devtools bench
 
 clean:
 	rm -rf .local build *.egg-info .pytest_cache

@@ -1,0 +1,98 @@
+"""Freshness: produce at a fixed rate while `cdcsync run` (1 s trigger) runs, then read the table's timeline.
+
+Each completed Hudi instant is named `<requested>_<completion>.<action>` and its commit metadata holds the end
+offsets cdcsync wrote with it; a record is visible to snapshot queries from the completion of the first commit
+whose end offset for its partition is past it. Latency = that completion time - the time the record was sent.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench.workload import Events, Workload
+
+
+def completed_commits(table: str) -> list[tuple[float, dict[int, int]]]:
+    """[(completion epoch seconds, {partition: end offset})] of cdcsync's commits, oldest first."""
+    from fastavro import reader
+
+    out = []
+    for f in (Path(table) / ".hoodie" / "timeline").glob("*_*.*commit"):
+        completion = f.name.split("_", 1)[1].split(".", 1)[0]
+        with f.open("rb") as fh:
+            meta = next(iter(reader(fh))).get("extraMetadata") or {}
+        offsets = meta.get("_cdcsync.offsets")
+        if offsets:  # compactions carry none
+            when = dt.datetime.strptime(completion, "%Y%m%d%H%M%S%f").timestamp()  # Hudi writes local time
+            parts = next(iter(json.loads(offsets).values()))
+            out.append((when, {int(p): o for p, o in parts.items()}))
+    return sorted(out, key=lambda c: c[0])
+
+
+def measure(bootstrap: str, topic: str, config: Path, rate: int, seconds: int, partitions: int = 4) -> dict:
+    from kafka import KafkaProducer
+
+    from bench.workload import produce_topic
+
+    produce_topic(bootstrap, topic, partitions)
+    table = _table_path(config)
+    run = subprocess.Popen([sys.executable, "-m", "cdcsync", "run", str(config)], stdout=subprocess.DEVNULL,
+                           stderr=open(Path(table).parent / "freshness-run.log", "w"))
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=0)
+    sent: dict[tuple[int, int], float] = {}
+    events = iter(Events(Workload(events=rate * seconds + 1000, keys=max(1000, rate * seconds // 4),
+                                  partitions=partitions)))
+    try:
+        for key, value in _take(events, 200):  # warm-up: the first commit also starts the JVM's JIT
+            producer.send(topic, key=key, value=value)
+        producer.flush()
+        _wait(lambda: completed_commits(table), 300, "the first commit")
+        t0 = time.time()
+        for i, (key, value) in enumerate(_take(events, rate * seconds)):
+            time.sleep(max(0.0, t0 + i / rate - time.time()))
+            t_send = time.time()
+            producer.send(topic, key=key, value=value).add_callback(
+                lambda md, t=t_send: sent.__setitem__((md.partition, md.offset), t))
+        producer.flush()
+        produced_s = time.time() - t0
+        last = {p: 0 for p in range(partitions)}
+        for p, o in sent:
+            last[p] = max(last[p], o + 1)
+        _wait(lambda: (c := completed_commits(table)) and all(c[-1][1].get(p, 0) >= o for p, o in last.items()),
+              120, "cdcsync to catch up")
+    finally:
+        producer.close()
+        run.send_signal(signal.SIGTERM)
+        run.wait(timeout=120)
+    commits = completed_commits(table)
+    lat = sorted(next(when for when, ends in commits if ends.get(p, 0) > o) - t for (p, o), t in sent.items())
+    q = statistics.quantiles(lat, n=100)
+    return {"rate_target": rate, "rate_achieved": round(len(sent) / produced_s), "seconds": seconds,
+            "records": len(lat), "commits": len(commits), "p50_s": round(q[49], 3), "p95_s": round(q[94], 3),
+            "p99_s": round(q[98], 3), "max_s": round(lat[-1], 3)}
+
+
+def _take(it, n):
+    for _ in range(n):
+        yield next(it)
+
+
+def _wait(ready, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"gave up waiting for {what} after {timeout:.0f}s")
+        time.sleep(0.2)
+
+
+def _table_path(config: Path) -> str:
+    import tomllib
+
+    return tomllib.loads(config.read_text())["sink"]["path"]

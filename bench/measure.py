@@ -1,0 +1,63 @@
+"""Wall time and peak memory of a command and all its descendants (the JVM is a grandchild of `cdcsync`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+@dataclass
+class Measured:
+    returncode: int
+    seconds: float
+    peak_rss_mb: float
+    stdout: str
+    stderr: str
+
+
+def tree_rss(root: int) -> int:
+    """Resident bytes of `root` and every process below it, read from /proc."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid, ppid = int(d.name), int(fields[1])
+        children.setdefault(ppid, []).append(pid)
+        rss[pid] = int(fields[21]) * PAGE
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo += children.get(pid, [])
+    return total
+
+
+def run(cmd: list[str], env: dict | None = None, timeout: float = 3600, every_s: float = 0.25) -> Measured:
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
+    peak = [0]
+    done = threading.Event()
+
+    def sample():
+        while not done.wait(every_s):
+            peak[0] = max(peak[0], tree_rss(proc.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = proc.communicate(timeout=timeout)
+    seconds = time.monotonic() - t0
+    done.set()
+    sampler.join()
+    return Measured(proc.returncode, round(seconds, 2), round(peak[0] / 2**20, 1), out, err)
