@@ -112,6 +112,7 @@ def records(spark, cfg, sel: Selection, limit: int | None = 20) -> list[dict]:
 def replay(spark, cfg, sel: Selection, reporter) -> ReplayResult:
     """Re-ingest the chosen, not yet replayed dead-letter records into the main table, then mark them."""
     t0 = time.monotonic()
+    _check_replayable(cfg)
     sel = Selection(**{**sel.__dict__, "include_replayed": False})  # a replayed record is never replayed twice
     result = ReplayResult(cfg.sink.table_name, dead_letter.path_for(cfg))
     lock = WriterLock(spark, cfg.run.checkpoint_dir, "cdcsync dead-letter replay")
@@ -186,6 +187,18 @@ def _replay(spark, cfg, chosen: DataFrame, reporter, result: ReplayResult) -> No
     for r in result.still_bad[:3]:
         reporter.warn(f"still bad, left un-replayed: {r['topic']}/{r['partition']}@{r['offset']}: "
                       f"{r['reason']}: {r['error']}")
+
+
+def _check_replayable(cfg) -> None:
+    from cdcsync.errors import ConfigError
+
+    if getattr(cfg, "routes", None):
+        raise ConfigError(f"{cfg.path}: dead-letter replay does not support [[route]] configs yet",
+                          hint="replay with a config whose [sink] is the one target table", key="route")
+    if getattr(cfg, "masks", None):  # the dead-letter values were masked: replaying them would mask twice
+        raise ConfigError(f"{cfg.path}: dead-letter replay refuses a config with [[mask]]: the dead-lettered "
+                          "values are masked, not the originals", hint="re-read the originals from Kafka with "
+                          "'cdcsync replay-from-offset' instead", key="mask")
 
 
 def _with_table_key(spark, spec: hudi.TableSpec) -> hudi.TableSpec:
