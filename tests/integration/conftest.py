@@ -18,7 +18,9 @@ from devtools.local_kafka import BrokerSpec, Listener, LocalBroker, free_port
 
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory):
-    broker = LocalBroker(BrokerSpec(tmp_path_factory.mktemp("kafka"), [Listener("PLAINTEXT", free_port())]))
+    # no time-based retention: tests stamp records with fixed past times, which a 7-day retention would delete
+    broker = LocalBroker(BrokerSpec(tmp_path_factory.mktemp("kafka"), [Listener("PLAINTEXT", free_port())],
+                                    extra_props={"log.retention.ms": "-1"}))
     broker.start()  # raises BrokerError (a test error, not a skip) when java or the jars are missing
     yield broker
     broker.stop()
