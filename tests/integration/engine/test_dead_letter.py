@@ -242,7 +242,9 @@ def test_good_rows_exact_bad_ones_dead_lettered_ledger_balanced(big, spark):
                                                       "replayed").first()
     assert sample.value_text is not None and bytes(sample.value) == sample.value_text.encode()
     assert str(MAX_BYTES) in sample.error and sample.first_seen and sample.kafka_timestamp and not sample.replayed
-    utf8 = dl.where("reason = 'invalid_utf8'").select("value", "value_text").first()
+    p, o = coords[data.kind.index("invalid_utf8")]  # not a binary_garbage one, which has the same reason
+    utf8 = dl.where(f"partition = {p} AND offset = {o}").select("reason", "value", "value_text").first()
+    assert utf8.reason == "invalid_utf8"
     assert utf8.value_text is None and b"\xff\xfe" in bytes(utf8.value)
 
     # the ledger: per partition, consumed = upserted + deleted + dead-lettered + skipped, in the commit metadata
