@@ -51,7 +51,13 @@ def rows(bad: DataFrame, batch_id: int, table: str) -> DataFrame:
 
 def write(cfg, bad: DataFrame, batch_id: int) -> None:
     spec = spec_for(cfg)
-    hudi.write_batch(rows(bad, batch_id, cfg.sink.table_name), spec, {hudi.META_BATCH: str(batch_id)})
+    out = rows(bad, batch_id, cfg.sink.table_name)
+    spark = bad.sparkSession
+    if hudi.table_exists(spark, spec.path):  # a batch re-read after a crash: keep when each was first seen
+        seen = read(spark, cfg).select(*KEY, F.col("first_seen").alias("_seen"))
+        out = (out.join(seen, KEY, "left").withColumn("first_seen", F.coalesce("_seen", "first_seen"))
+               .select(*out.columns))
+    hudi.write_batch(out, spec, {hudi.META_BATCH: str(batch_id)})
 
 
 def exists(spark, cfg) -> bool:
