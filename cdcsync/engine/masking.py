@@ -56,6 +56,14 @@ def apply(value: Column, mask) -> Column:
     return F.base64(F.aes_encrypt(value.cast("string").cast("binary"), key, F.lit("GCM")))
 
 
+def protect_plans(spark, masks) -> None:
+    """Salts and keys are literals in the query plans: redact them wherever Spark prints a plan (explain, the
+    SQL tab of the UI, event logs)."""
+    secrets = sorted({m.secret for m in masks if m.secret})
+    if secrets:
+        spark.conf.set("spark.sql.redaction.string.regex", "|".join(r"\Q" + s + r"\E" for s in secrets))
+
+
 def _scrub_text(text: Column, names: list[str]) -> Column:
     """Replace the value of every masked field inside JSON text (any depth, quoted or not, even truncated)."""
     alt = "|".join(r"\Q" + n + r"\E" for n in names)

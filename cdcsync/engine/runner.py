@@ -136,6 +136,10 @@ class Runner:
                 conf = {k: v for k, v in cfg.spark.items() if k != "master"}
                 self.spark = build_session(f"cdcsync-{cfg.sink.table_name}", cfg.spark.get("master", "local[*]"), conf)
             self._signals()
+            if cfg.masks:
+                from cdcsync.engine.masking import protect_plans
+
+                protect_plans(self.spark, cfg.masks)
             state = TableState(spec=table_spec(cfg))
             self.lock = WriterLock(self.spark, cfg.run.checkpoint_dir, "cdcsync run")
             if not multi_writer_configured(cfg.sink.options):

@@ -94,6 +94,12 @@ def test_masked_columns_never_in_clear(spark, bootstrap, make_topic, produce, tm
         for where, text in zip(places, everything, strict=True):
             assert clear not in text, f"{clear!r} in clear in the {where}"
 
+    # the salt and key are literals in the plans: every plan Spark recorded (the UI's SQL tab) has them redacted
+    plans = spark._jsparkSession.sharedState().statusStore().executionsList()
+    texts = [plans.apply(i).physicalPlanDescription() for i in range(plans.size())]
+    assert any("aes_encrypt" in t for t in texts)
+    assert not any(SALT in t or KEY in t for t in texts)
+
     # under on_bad_record = "fail" the error (which quotes the value) is masked too
     produce(topic, [{"id": 5, "ssn": CLEAR[0], "email": CLEAR[3], "age": "x"}])
     fail_cfg = masked_config(tmp_path, bootstrap, topic, **{"run.on_bad_record": "fail"})
