@@ -17,7 +17,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync.engine.batch_schema import from_debezium_schema, infer_batch_columns
-from cdcsync.engine.columns import PLAIN, Col
+from cdcsync.engine.columns import DBZ_DECIMAL, PLAIN, Col
 from cdcsync.errors import ConfigError
 from cdcsync.formats.mysql_types import mysql_type
 from cdcsync.schema.types import parse_type, widen
@@ -71,6 +71,15 @@ def _widest(lists: list[list[Col]]) -> list[Col]:
             if old is None:
                 seen[c.name] = c
                 continue
+            if DBZ_DECIMAL in (old.encoding, c.encoding) and (old.encoding, old.scale) != (c.encoding, c.scale):
+                # one column decodes every row with one scale: shards with other scales would come out wrong
+                from cdcsync.errors import SchemaError
+
+                raise SchemaError(
+                    f"column {c.name}: shards carry Debezium decimals of different scales ({old.type} scale "
+                    f"{old.scale}, {c.type} scale {c.scale}); they cannot share one table column",
+                    hint="set decimal.handling.mode=string (or double) in the Debezium connector, or route the "
+                    "shards to separate tables", column=c.name)
             if old.type == c.type:
                 continue
             wide = widen(parse_type(old.type), parse_type(c.type))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from cdcsync.engine.columns import DBZ_DECIMAL, DBZ_TS_MS, PLAIN, Col
 from cdcsync.engine.routing import _widest
+from cdcsync.errors import SchemaError
 
 
 def test_shards_widen_to_the_common_type_in_first_seen_order():
@@ -20,3 +23,12 @@ def test_wire_encoding_follows_the_shard_whose_type_won():
     b = [Col("ts", "STRING"), Col("d", "DECIMAL(10,2)", DBZ_DECIMAL, 2)]
     out = _widest([a, b])
     assert out[0] == Col("ts", "STRING", PLAIN) and out[1] == a[1]
+    # same scale, wider precision: one decoding still fits every shard
+    assert _widest([[Col("d", "DECIMAL(10,2)", DBZ_DECIMAL, 2)], [Col("d", "DECIMAL(14,2)", DBZ_DECIMAL, 2)]]) == [
+        Col("d", "DECIMAL(14,2)", DBZ_DECIMAL, 2)]
+
+
+def test_debezium_decimals_of_different_scales_are_refused_not_misdecoded():
+    with pytest.raises(SchemaError) as err:
+        _widest([[Col("d", "DECIMAL(10,2)", DBZ_DECIMAL, 2)], [Col("d", "DECIMAL(12,4)", DBZ_DECIMAL, 4)]])
+    assert "column d" in err.value.message and "decimal.handling.mode" in err.value.hint
