@@ -149,10 +149,11 @@ def run_batch(spark, cfg, state: TableState, batch_id: int, start: Offsets, end:
 
 
 def run_routed_batch(spark, cfg, states: dict[str, TableState], batch_id: int, start: Offsets, end: Offsets,
-                     reporter, on_bad=None) -> BatchResult:
+                     reporter, on_bad=None, redo: bool = False) -> BatchResult:
     """[[route]]: one Kafka read, split by target table in Spark SQL, one Hudi commit per table that has rows.
     Records no route matches are counted as skipped (reason 'unrouted'), or go to [sink]'s table as the
-    default route; a record whose table cannot be told (undecodable) is bad when no default route takes it."""
+    default route; a record whose table cannot be told (undecodable) is bad when no default route takes it.
+    `redo`: the batch was cut short by a crash; tables whose newest commit is this very batch are not rewritten."""
     env = _decode(spark, cfg, start, end, None)
     idx = routing.route_index(cfg.routes)
     if cfg.sink.unrouted == "default":
@@ -186,8 +187,10 @@ def run_routed_batch(spark, cfg, states: dict[str, TableState], batch_id: int, s
             state = states.get(name) or _routed_state(spark, rcfg)
             states[name] = state
             source_column = cfg.routes[index].source_column if index != routing.DEFAULT else None
+            last = hudi.last_checkpoint(spark, rcfg.sink.path) if redo else None
+            done = bool(last) and last["batch_id"] == batch_id and last["offsets"] == end
             r = _process(spark, rcfg, state, batch_id, start, end, env.where(F.col("_target") == name), reporter,
-                         on_bad, True, routed=True, source_column=source_column)
+                         on_bad, True, routed=True, source_column=source_column, write=not done)
             parts.append(r.ledger)
             changes += [Change(c.kind, f"{name}.{c.column}", c.old, c.new) for c in r.changes]
             samples += r.bad_samples
@@ -245,7 +248,8 @@ def _classify_jvm_error(e: Exception, cfg, batch_id: int, start, end) -> Cdcsync
 
 
 def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, record_offsets,
-             routed: bool = False, source_column: str | None = None) -> BatchResult:
+             routed: bool = False, source_column: str | None = None, write: bool = True) -> BatchResult:
+    """`write=False`: classify and count only (a routed table that committed this batch before a crash)."""
     masks = masking.for_table(cfg.masks, state.spec.table_name)
     if not state.key_known:
         pk = resolve_primary_key(cfg, env, state)
@@ -294,6 +298,8 @@ def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, rec
         _check_ledger(ledger, start, end, contiguous=record_offsets)
         bad_total = sum(c["bad"] for c in ledger.values())
         samples = []
+        if not write:
+            return BatchResult(batch_id, start, end, hudi.latest_instant(spark, state.spec.path), ledger, [], [])
         if bad_total and on_bad is not None:
             samples = on_bad(masking.scrub_raw(df.where(F.col("_class") == "bad"), masks), batch_id, bad_total)
         good = _table_rows(df.where(F.col("_class").isin("upserted", "deleted")), cols, cfg.source.metadata_columns,

@@ -183,8 +183,10 @@ class Runner:
                     for p in parts:
                         start.setdefault(t, {}).setdefault(p, view.earliest([t])[t][p])
                 end = plan_end(start, latest, batch_budget(cfg.run))
-                if redo_end is not None:  # a routed batch cut short by a crash: the same range again
-                    end, redo_end = redo_end, None
+                redo = redo_end is not None
+                if redo:  # a routed batch cut short by a crash: the same range again
+                    end = {t: {p: redo_end.get(t, {}).get(p, o) for p, o in ps.items()} for t, ps in start.items()}
+                    redo_end = None
                 if end == start:
                     if self.once or self._stop:
                         break
@@ -196,7 +198,7 @@ class Runner:
                 if routed:
                     routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch_id, start, end, "writing")
                     result = run_routed_batch(self.spark, cfg, states, batch_id, start, end, self.reporter,
-                                              self._on_bad)
+                                              self._on_bad, redo=redo)
                     maybe_crash("routed_before_done", batch_id)
                     routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch_id, start, end, "done")
                 else:

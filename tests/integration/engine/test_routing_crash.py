@@ -50,6 +50,19 @@ def test_kill_between_routed_tables_then_resume(spark, bootstrap, make_topic, pr
         assert {r["id"]: r["n"] for r in read(str(db / "t_a"))} == want_a
         assert {r["id"]: r["n"] for r in read(str(db / "t_b"))} == want_b
     assert hudi.last_checkpoint(spark, str(db / "t_b"))["offsets"] == {topic: {0: 30}}
+    # the table that had committed the interrupted batch was not written again: one commit per batch each
+    assert batch_ids(spark, str(db / "t_a")) == [0, 1, 2] and batch_ids(spark, str(db / "t_b")) == [0, 1, 2]
+
+
+def batch_ids(spark, path: str) -> list[int]:
+    tl = hudi._meta_client(spark, path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+    it = tl.getInstants().iterator()
+    out = []
+    while it.hasNext():
+        md = tl.readCommitMetadata(it.next())
+        if md.getMetadata(hudi.META_OFFSETS):
+            out.append(int(md.getMetadata(hudi.META_BATCH)))
+    return out
 
 
 def test_default_route_takes_unmatched_tables(spark, bootstrap, make_topic, produce, tmp_path):
