@@ -181,7 +181,8 @@ def run_routed_batch(spark, cfg, states: dict[str, TableState], batch_id: int, s
         bad_rest = sum(c["bad"] for c in rest_ledger.values())
         if bad_rest and on_bad is not None:
             every_mask = {m.column: m for m in cfg.masks}
-            samples += on_bad(masking.scrub_raw(rest.where(F.col("_class") == "bad"), every_mask), batch_id, bad_rest)
+            samples += on_bad(masking.scrub_raw(rest.where(F.col("_class") == "bad"), every_mask, cfg.source.format),
+                              batch_id, bad_rest)
         for name, index in targets:
             rcfg = routing.route_config(cfg, index, name)
             state = states.get(name) or _routed_state(spark, rcfg)
@@ -301,7 +302,8 @@ def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, rec
         if not write:
             return BatchResult(batch_id, start, end, hudi.latest_instant(spark, state.spec.path), ledger, [], [])
         if bad_total and on_bad is not None:
-            samples = on_bad(masking.scrub_raw(df.where(F.col("_class") == "bad"), masks), batch_id, bad_total)
+            samples = on_bad(masking.scrub_raw(df.where(F.col("_class") == "bad"), masks, cfg.source.format), batch_id,
+                             bad_total)
         good = _table_rows(df.where(F.col("_class").isin("upserted", "deleted")), cols, cfg.source.metadata_columns,
                            masks, source_column)
         instant = None

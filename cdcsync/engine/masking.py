@@ -71,10 +71,15 @@ def _scrub_text(text: Column, names: list[str]) -> Column:
     return F.regexp_replace(text, pattern, '$1"' + MASKED_TEXT + '"')
 
 
-def scrub_raw(df: DataFrame, masks: dict) -> DataFrame:
-    """Bad rows carry the raw message: mask its fields before the dead-letter table and samples see it."""
+def scrub_raw(df: DataFrame, masks: dict, fmt: str = "json") -> DataFrame:
+    """Bad rows carry the raw message: mask its fields before the dead-letter table and samples see it.
+    A csv or raw body has no field names to find, so with any mask its value is dropped (NULL) instead."""
     if not masks:
         return df
+    if fmt in ("csv", "raw"):
+        return (df.withColumn("_value", F.lit(None).cast("string"))
+                .withColumn("_raw_value", F.lit(None).cast("binary"))
+                .withColumn("_kafka_key", F.lit(None).cast("binary")))
     names = sorted(masks)
     value = _scrub_text(F.col("_value"), names)
     key = _scrub_text(F.col("_kafka_key").cast("string"), names)

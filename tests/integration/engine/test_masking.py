@@ -109,3 +109,20 @@ def test_masked_columns_never_in_clear(spark, bootstrap, make_topic, produce, tm
     assert CLEAR[0] not in str(err.value) and CLEAR[3] not in str(err.value)
     assert os.environ["T_MASK_KEY"] not in capfd.readouterr().err  # the key itself is never printed
 
+
+
+def test_csv_bad_records_with_masks_keep_no_raw_value(spark, bootstrap, make_topic, produce, tmp_path, monkeypatch):
+    monkeypatch.setenv("T_MASK_SALT", SALT)
+    topic = make_topic()
+    produce(topic, [f"1,{CLEAR[0]}", f"2,{CLEAR[1]},extra-field"])  # the second has a field too many: bad
+    cfg = write_config(tmp_path, bootstrap, topic, "csv", "COPY_ON_WRITE",
+                       **{"sink.primary_key": ["id"], "run.on_bad_record": "dead-letter",
+                          "source.csv_columns": ["id", "ssn"]})
+    cfg.write_text(cfg.read_text() + '\n[[mask]]\ncolumn = "ssn"\nmethod = "hash"\nsalt_env = "T_MASK_SALT"\n')
+    summary = run_once(cfg, spark)
+    assert summary.totals["upserted"] == 1 and summary.totals["bad"] == 1
+    (row,) = spark_rows(spark, str(tmp_path / "table"))
+    assert row["ssn"] == hashlib.sha256((SALT + CLEAR[0]).encode()).hexdigest()
+    (dead,) = [r.asDict() for r in spark.read.format("hudi").load(summary.dead_letter_path).collect()]
+    assert dead["reason"] == "bad_field_count" and dead["value"] is None and dead["value_text"] is None
+    assert CLEAR[1] not in str(dead)
