@@ -43,8 +43,10 @@ def measure(bootstrap: str, topic: str, config: Path, rate: int, seconds: int, p
 
     produce_topic(bootstrap, topic, partitions)
     table = _table_path(config)
+    log = Path(__file__).resolve().parent / "results" / "freshness-run.log"  # per-batch timings, for diagnosis
+    log.parent.mkdir(exist_ok=True)
     run = subprocess.Popen([sys.executable, "-m", "cdcsync", "run", str(config)], stdout=subprocess.DEVNULL,
-                           stderr=open(Path(table).parent / "freshness-run.log", "w"))
+                           stderr=log.open("w"))
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=0)
     sent: dict[tuple[int, int], float] = {}
     events = iter(Events(Workload(events=rate * seconds + 1000, keys=max(1000, rate * seconds // 4),
