@@ -108,7 +108,8 @@ def test_help_lists_every_command_without_pyspark():
              "file=sys.stderr)\n")
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30)
     assert "PYSPARK False PY4J False EXIT 0" in p.stderr, p.stderr
-    for command in ("run", "validate", "probe", "probe-brokers", "infer-schema", "replay-from-offset", "dead-letter"):
+    for command in ("run", "validate", "probe", "probe-brokers", "infer-schema", "replay-from-offset", "dead-letter",
+                    "decrypt"):
         assert re.search(rf"│ {re.escape(command)}\s", p.stdout), f"--help does not list {command}:\n{p.stdout}"
 
 
