@@ -18,10 +18,11 @@ def run(
 ):
     """Sync Kafka CDC topics into the Hudi table the config names (continuously, or --once)."""
     from cdcsync.config import load_config
+
+    cfg = load_config(config)  # exits 78 before pyspark is even imported
     from cdcsync.engine.runner import Runner
     from cdcsync.reporting import emit_json, make_reporter
 
-    cfg = load_config(config)  # exits 78 before Spark starts
     reporter = make_reporter(quiet)
     summary = Runner(cfg, reporter, once=once).run()
     if json_out:

@@ -1,0 +1,92 @@
+"""Acceptance (issue 3, point 7): a malformed config exits 78 before Spark starts, naming the file, the key and
+the closest valid key; ${ENV} expansion; secrets never echoed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cdcsync.config import load_config
+from cdcsync.errors import ConfigError
+
+GOOD = """[source]
+bootstrap_servers = "localhost:9092"
+topics = ["t"]
+format = "debezium-json"
+
+[sink]
+path = "/tmp/x"
+table_name = "t"
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "config.toml"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("text, words", [
+    (GOOD.replace("bootstrap_servers", "bootstrap_server"),
+     ["unknown key 'source.bootstrap_server'", "did you mean 'source.bootstrap_servers'?",
+      "missing required key 'source.bootstrap_servers'"]),
+    (GOOD + "[run]\nmax_records_per_batch = \"many\"\n",
+     ["'run.max_records_per_batch' must be an integer, not str 'many'"]),
+    (GOOD.replace('path = "/tmp/x"\n', ""), ["missing required key 'sink.path'"]),
+    (GOOD.replace('"debezium-json"', '"debezium-jsn"'), ["'source.format' is 'debezium-jsn'",
+                                                         "did you mean 'debezium-json'?"]),
+    (GOOD + "[sinks]\nx = 1\n", ["unknown key 'sinks'", "did you mean 'sink'?"]),
+    (GOOD.replace('topics = ["t"]', 'topics = ["t"]\ntopic_pattern = "t.*"'),
+     ["needs exactly one of 'topics' or 'topic_pattern'"]),
+    (GOOD + "[run]\ntrigger_interval = \"10 parsecs\"\n", ["'run.trigger_interval' = '10 parsecs' does not match"]),
+    (GOOD.replace('format = "debezium-json"', 'format = "debezium-json"\nstartup_mode = "timestamp"'),
+     ["needs 'source.startup_timestamp_ms'"]),
+])
+def test_mistakes_name_the_file_the_key_and_a_close_match(tmp_path, text, words):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    rendered = err.value.render()
+    assert str(path) in rendered and int(err.value.exit_code) == 78
+    for w in words:
+        assert w in rendered, rendered
+
+
+def test_run_exits_78_before_any_jvm(tmp_path):
+    path = write(tmp_path, GOOD.replace("table_name", "table_nam"))
+    script = ("import sys\nfrom cdcsync.cli.app import main\n"
+              f"sys.argv = ['cdcsync', 'run', {str(path)!r}, '--once']\n"
+              "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+              "print('EXIT', code, 'PYSPARK', 'pyspark' in sys.modules, file=sys.stderr)\n")
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert "EXIT 78 PYSPARK False" in p.stderr, p.stderr
+    assert str(path) in p.stderr and "did you mean 'sink.table_name'?" in p.stderr and p.stdout == ""
+
+
+def test_env_variables_expand_and_an_unset_one_is_named(tmp_path, monkeypatch):
+    path = write(tmp_path, GOOD.replace('"localhost:9092"', '"${CDCSYNC_TEST_BROKER}"'))
+    monkeypatch.setenv("CDCSYNC_TEST_BROKER", "kafka-1:9093")
+    assert load_config(path).source.bootstrap_servers == "kafka-1:9093"
+    monkeypatch.delenv("CDCSYNC_TEST_BROKER")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert "source.bootstrap_servers refers to ${CDCSYNC_TEST_BROKER}" in err.value.render()
+
+
+def test_a_secret_is_never_echoed(tmp_path, capsys):
+    secret = "s3cr3t-Pa55"
+    path = write(tmp_path, GOOD + f'[source.properties]\n"sasl.password" = ["{secret}"]\n')
+    p = subprocess.run([sys.executable, "-m", "cdcsync", "validate", str(path), "--json"], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 78 and "sasl.password" in p.stdout + p.stderr
+    assert secret not in p.stdout + p.stderr
+
+
+def test_defaults_fill_what_the_file_leaves_out(tmp_path):
+    cfg = load_config(write(tmp_path, GOOD))
+    assert cfg.sink.table_type == "MERGE_ON_READ" and cfg.run.on_bad_record == "dead-letter"
+    assert cfg.run.checkpoint_dir == "/tmp/x_cdcsync_checkpoint" and cfg.run.trigger_interval == "10s"
+    assert cfg.source.metadata_columns == ["topic", "partition", "offset", "timestamp"]
