@@ -26,8 +26,9 @@ STREAMER_JAR = "hudi-utilities-slim-bundle"
 
 
 def cdcsync_config(work: Path, bootstrap: str, topic: str, table_type: str, trigger: str = "10s",
-                   name: str | None = None) -> Path:
+                   name: str | None = None, options: dict[str, str] | None = None) -> Path:
     name = name or f"bench_{table_type.lower()}"
+    extra = "".join(f'"{k}" = "{v}"\n' for k, v in (options or {}).items())
     cfg = work / f"{name}.toml"
     cfg.write_text(f"""[source]
 bootstrap_servers = "{bootstrap}"
@@ -41,6 +42,8 @@ table_name = "{name}"
 table_type = "{table_type}"
 primary_key = ["id"]
 
+[sink.options]
+{extra}
 [run]
 checkpoint_dir = "{work / (name + '_ckpt')}"
 trigger_interval = "{trigger}"
@@ -52,10 +55,11 @@ master = "local[2]"
     return cfg
 
 
-def run_cdcsync(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int]) -> dict:
+def run_cdcsync(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int],
+                options: dict[str, str]) -> dict:
     from hudi import HudiTableBuilder
 
-    cfg = cdcsync_config(work, bootstrap, topic, table_type)
+    cfg = cdcsync_config(work, bootstrap, topic, table_type, options=options)
     m = measure.run([sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"])
     if m.returncode != 0:
         raise RuntimeError(f"cdcsync {table_type} failed ({m.returncode}):\n{m.stderr[-3000:]}")
@@ -94,7 +98,11 @@ def main(argv=None) -> int:
     ap.add_argument("--bootstrap", help="use this broker instead of starting one")
     ap.add_argument("--freshness-seconds", type=int, default=60, help="0 skips the freshness run")
     ap.add_argument("--freshness-rate", type=int, default=2000)
+    ap.add_argument("--sink-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="a hoodie.* option for cdcsync's tables (repeatable), to compare settings")
+    ap.add_argument("--only", choices=["throughput", "freshness"], help="run one half")
     args = ap.parse_args(argv)
+    options = dict(o.split("=", 1) for o in args.sink_option)
 
     w = Workload.named(args.size)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -113,29 +121,35 @@ def main(argv=None) -> int:
         want = checksum(final_state(w).values())
         log(f"produced {produced['messages']:,} in {produced['seconds']}s; final state {want[0]:,} rows")
         results = []
-        for table_type in ("MERGE_ON_READ", "COPY_ON_WRITE"):
-            results.append(run_cdcsync(work, bootstrap, topic, table_type, want))
+        if args.only != "freshness":
+            for table_type in ("MERGE_ON_READ", "COPY_ON_WRITE"):
+                results.append(run_cdcsync(work, bootstrap, topic, table_type, want, options))
+                log(_line(results[-1]))
+            results.append(hudi_streamer())
+            log(f"Hudi Streamer: {results[-1]['status']}: {results[-1].get('why', '')}")
+            results.append(run_floor(work, bootstrap, topic))
             log(_line(results[-1]))
-        results.append(hudi_streamer())
-        log(f"Hudi Streamer: {results[-1]['status']}: {results[-1].get('why', '')}")
-        results.append(run_floor(work, bootstrap, topic))
-        log(_line(results[-1]))
         for r in results:
             if r["status"] == "ok":
                 r["records_per_s"] = round(r["messages"] / r["seconds"])
         freshness = None
-        if args.freshness_seconds:
+        if args.freshness_seconds and args.only != "throughput":
             from bench.freshness import measure as fresh
 
-            cfg = cdcsync_config(work, bootstrap, topic + ".fresh", "MERGE_ON_READ", trigger="1s", name="fresh_mor")
+            cfg = cdcsync_config(work, bootstrap, topic + ".fresh", "MERGE_ON_READ", trigger="1s", name="fresh_mor",
+                                 options=options)
             log(f"freshness: {args.freshness_rate} events/s for {args.freshness_seconds}s, 1 s trigger, MOR")
             freshness = fresh(bootstrap, topic + ".fresh", cfg, args.freshness_rate, args.freshness_seconds)
             log(f"freshness: p50 {freshness['p50_s']}s p95 {freshness['p95_s']}s over {freshness['records']:,}")
-        report = {"when": stamp, "size": args.size, "workload": w.__dict__, "expected_rows": want[0],
-                  "expected_checksum": want[1], "machine": machine(), "results": results,
+        report = {"when": stamp, "size": args.size, "sink_options": options, "workload": w.__dict__,
+                  "expected_rows": want[0], "expected_checksum": want[1], "machine": machine(), "results": results,
                   "ratios": ratios(results), "freshness": freshness}
-        write(report, f"{stamp}-{args.size}")
-        write(report, f"latest-{args.size}")
+        if results:
+            write(report, f"{stamp}-{args.size}")
+            write(report, f"latest-{args.size}")
+        else:
+            RESULTS.mkdir(parents=True, exist_ok=True)
+            (RESULTS / f"{stamp}-{args.size}-freshness.json").write_text(json.dumps(report, indent=2) + "\n")
         print(json.dumps(report, indent=2))
         bad = [r["name"] for r in results if r.get("state_matches") is False]
         if bad:
