@@ -9,11 +9,11 @@ that range. Re-writing a batch after a crash is safe: the upsert keeps the newes
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import time
 from dataclasses import dataclass, replace
 
+from cdcsync.engine import checkpoint
 from cdcsync.engine.lock import ConcurrentWriterError, WriterLock, multi_writer_configured
 from cdcsync.kafka.offsets import (
     KafkaView,
@@ -233,11 +233,11 @@ class Replayer:
 
     def _resume(self, spark, plan: Plan) -> None:
         """An unfinished record of this replay: continue its fixed range from where it got to."""
-        rec = _read_json(spark, plan.replay_dir, PROGRESS_FILE)
+        rec = checkpoint.read_json(spark, plan.replay_dir, PROGRESS_FILE)
         if not rec or rec.get("status") != "running":
             return
-        done = _offsets(rec["done"])
-        end = _offsets(rec["to"])
+        done = checkpoint.int_keys(rec["done"])
+        end = checkpoint.int_keys(rec["to"])
         replay_range(done, end, plan.earliest, plan.latest)  # retention may have passed it since the crash
         plan.start, plan.end, plan.resumed = done, end, True
         self._started = rec.get("started")
@@ -247,40 +247,8 @@ class Replayer:
     def _save(self, spark, plan: Plan, done: Offsets, status: str) -> None:
         if not self._started:
             self._started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        _write_json(spark, plan.replay_dir, PROGRESS_FILE, {
+        checkpoint.write_json(spark, plan.replay_dir, PROGRESS_FILE, {
             "replay_id": plan.replay_id, "target": plan.target, "from_spec": plan.from_spec, "to_spec": plan.to_spec,
             "status": status, "started": self._started,
-            "from": _text_keys(plan.start), "to": _text_keys(plan.end), "done": _text_keys(done)})
-
-
-def _text_keys(o: Offsets) -> dict:
-    return {t: {str(p): v for p, v in parts.items()} for t, parts in o.items()}
-
-
-def _offsets(d: dict) -> Offsets:
-    return {t: {int(p): int(v) for p, v in parts.items()} for t, parts in d.items()}
-
-
-def _fs_path(spark, directory: str, name: str):
-    path = spark._jvm.org.apache.hadoop.fs.Path(directory.rstrip("/") + "/" + name)
-    return path.getFileSystem(spark._jsc.hadoopConfiguration()), path
-
-
-def _read_json(spark, directory: str, name: str) -> dict | None:
-    fs, path = _fs_path(spark, directory, name)
-    if not fs.exists(path):
-        return None
-    stream = fs.open(path)
-    try:
-        return json.loads(spark._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
-    finally:
-        stream.close()
-
-
-def _write_json(spark, directory: str, name: str, data: dict) -> None:
-    fs, path = _fs_path(spark, directory, name)
-    out = fs.create(path, True)
-    try:
-        out.write(bytearray(json.dumps(data, sort_keys=True).encode()))
-    finally:
-        out.close()
+            "from": checkpoint.text_keys(plan.start), "to": checkpoint.text_keys(plan.end),
+            "done": checkpoint.text_keys(done)})

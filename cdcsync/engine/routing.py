@@ -16,6 +16,7 @@ from dataclasses import replace
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync.engine import checkpoint
 from cdcsync.engine.batch_schema import from_debezium_schema, infer_batch_columns
 from cdcsync.engine.columns import DBZ_DECIMAL, PLAIN, Col
 from cdcsync.errors import ConfigError
@@ -107,39 +108,14 @@ def shard_columns(env: DataFrame, fmt: str, max_schemas: int = 64) -> list[Col]:
 # --- the run-level progress record -------------------------------------------------------------------------
 
 
-def _fs_path(spark, directory: str):
-    jvm = spark._jvm
-    path = jvm.org.apache.hadoop.fs.Path(directory.rstrip("/") + "/" + PROGRESS_FILE)
-    return path.getFileSystem(spark._jsc.hadoopConfiguration()), path
-
-
 def read_progress(spark, directory: str) -> dict | None:
-    fs, path = _fs_path(spark, directory)
-    if not fs.exists(path):  # a crash between delete and rename leaves only the new record
-        path = spark._jvm.org.apache.hadoop.fs.Path(path.toString() + ".tmp")
-        if not fs.exists(path):
-            return None
-    stream = fs.open(path)
-    try:
-        data = json.loads(spark._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
-    finally:
-        stream.close()
-    for k in ("start", "end"):
-        data[k] = {t: {int(p): o for p, o in parts.items()} for t, parts in data[k].items()}
+    data = checkpoint.read_json(spark, directory, PROGRESS_FILE)
+    if data is not None:
+        data["start"], data["end"] = checkpoint.int_keys(data["start"]), checkpoint.int_keys(data["end"])
     return data
 
 
 def write_progress(spark, directory: str, batch_id: int, start, end, state: str) -> None:
-    """Written to a temporary file and renamed, so a crash never leaves half a record."""
-    fs, path = _fs_path(spark, directory)
-    body = json.dumps({"batch_id": batch_id, "state": state,
-                       "start": {t: {str(p): o for p, o in ps.items()} for t, ps in start.items()},
-                       "end": {t: {str(p): o for p, o in ps.items()} for t, ps in end.items()}}, sort_keys=True)
-    tmp = spark._jvm.org.apache.hadoop.fs.Path(path.toString() + ".tmp")
-    out = fs.create(tmp, True)
-    try:
-        out.write(bytearray(body.encode()))
-    finally:
-        out.close()
-    fs.delete(path, False)
-    fs.rename(tmp, path)
+    checkpoint.write_json(spark, directory, PROGRESS_FILE, {"batch_id": batch_id, "state": state,
+                                                            "start": checkpoint.text_keys(start),
+                                                            "end": checkpoint.text_keys(end)})
