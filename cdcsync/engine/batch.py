@@ -7,6 +7,7 @@ batch's ledger, which travels in the Hudi commit with the offsets.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from pyspark import StorageLevel
@@ -259,6 +260,7 @@ def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, rec
         masking.check_key(masks, pk, state.spec.table_name)
     # shards routed to one table widen to their common types; one table's schemas keep the first-seen rule
     batch_cols = (shard_columns if routed else infer_batch_columns)(env, cfg.source.format)
+    batch_cols, env = _unnamable_columns_are_bad(batch_cols, env)
     cols, changes = merge(state.columns, batch_cols, cfg.schema.columns)
     cols = masking.retype(cols, masks)
     incompatible = [c for c in changes if c.kind == "incompatible"]
@@ -326,6 +328,24 @@ def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, rec
         return BatchResult(batch_id, start, end, instant, ledger, changes, samples)
     finally:
         df.unpersist()
+
+
+_FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # Avro's rule, which a Hudi table's schema follows
+
+
+def _unnamable_columns_are_bad(cols: list[Col], env: DataFrame) -> tuple[list[Col], DataFrame]:
+    """A column name Hudi cannot store would fail the whole commit; the records carrying one are bad instead."""
+    bad = [c.name for c in cols if not _FIELD_NAME.match(c.name)]
+    if not bad:
+        return cols, env
+    carries = F.exists(F.json_object_keys(F.coalesce("_row", "_key_row")), lambda k: k.isin(bad))
+    hit = F.col("_bad").isNull() & F.coalesce(F.col("_op") != "s", F.lit(False)) & F.coalesce(carries, F.lit(False))
+    detail = (f"column name(s) {', '.join(map(repr, bad))} cannot be stored in a Hudi table (letters, digits and _ "
+              "only, not starting with a digit): rename the column upstream, or replay after a fix")
+    env = env.withColumns({"_bad": F.when(hit, "bad_column_name").otherwise(F.col("_bad")),  # one projection:
+                           "_bad_detail": F.when(hit, F.lit(detail)).otherwise(F.col("_bad_detail")),  # `hit`
+                           "_op": F.when(hit, None).otherwise(F.col("_op"))})  # reads the columns as they were
+    return [c for c in cols if c.name not in bad], env
 
 
 def _schema_check(cfg, df: DataFrame) -> Column:

@@ -18,8 +18,9 @@ from tests.unit.formats.test_formats_property import REASONS, envelope_like, fix
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-# the Python decoders' codes, plus the CSV field count and the opt-in JSON Schema check of the Spark path
-SPARK_REASONS = REASONS | {"bad_field_count", "schema_validation"}
+# the Python decoders' codes, plus the CSV field count, the opt-in JSON Schema check and column names Hudi cannot
+# store (found by this test: a Canal row with a stray non-ASCII column name failed the whole commit)
+SPARK_REASONS = REASONS | {"bad_field_count", "schema_validation", "bad_column_name"}
 KAFKA_ROW = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
              "timestampType int, headers array<struct<key:string,value:binary>>")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.engine.helpers import by_key, hudi_rs_rows, run_once
+from tests.integration.engine.helpers import by_key, hudi_rs_rows, run_once, write_config
 from tests.integration.engine.test_dead_letter import config, expected_table, mixed, produce_mixed
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -40,3 +40,20 @@ def test_max_bad_records_stops_after_committing_the_batch_that_crossed_it(spark,
     got = {(r.partition, r.offset) for r in spark.read.format("hudi").load(str(tmp_path / "table_dead_letter"))
            .select("partition", "offset").collect()}
     assert got == want
+
+
+def test_a_column_name_hudi_cannot_store_dead_letters_its_records(spark, bootstrap, make_topic, produce, tmp_path):
+    """Regression (found by the Spark-path fuzz test): such a name used to fail the whole Hudi commit."""
+    topic = make_topic()
+    produce(topic, [{"id": 1, "a": 1}, {"id": 2, "a": 2, "prix €": 5}, {"id": 3, "a": 3}])
+    cfg = write_config(tmp_path, bootstrap, topic, "json", "COPY_ON_WRITE",
+                       **{"sink.primary_key": ["id"], "run.on_bad_record": "dead-letter"})
+
+    summary = run_once(cfg, spark)
+
+    assert summary.totals == {"messages": 3, "rows": 3, "upserted": 2, "deleted": 0, "skipped": 0, "bad": 1}
+    rows = hudi_rs_rows(str(tmp_path / "table"))
+    assert sorted((r["id"], r["a"]) for r in rows) == [(1, 1), (3, 3)] and "prix €" not in rows[0]
+    dead = spark.read.format("hudi").load(summary.dead_letter_path).collect()
+    assert [(d["offset"], d["reason"]) for d in dead] == [(1, "bad_column_name")]
+    assert "'prix €' cannot be stored in a Hudi table" in dead[0]["error"]
