@@ -53,6 +53,15 @@ def write_config(tmp_path: Path, bootstrap: str, topic: str, fmt: str, table_typ
     return path
 
 
+def timestamped_topic(make_topic, produce, base_ts: int) -> str:
+    """2 partitions × 10 json messages; message i of partition p has id p*100+i and timestamp base_ts + i s."""
+    topic = make_topic(partitions=2)
+    for p in (0, 1):
+        produce(topic, [{"id": p * 100 + i, "i": i} for i in range(10)], partition=p,
+                timestamps_ms=[base_ts + i * 1000 for i in range(10)])
+    return topic
+
+
 def _toml(v) -> str:
     if isinstance(v, dict):
         return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(x)}" for k, x in v.items()) + " }"

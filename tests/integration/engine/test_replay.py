@@ -26,14 +26,22 @@ from cdcsync.engine.replay import Replayer
 from cdcsync.reporting import PlainReporter
 from cdcsync.sinks import hudi
 from tests.integration.conftest import FIXTURES
-from tests.integration.engine.helpers import by_key, fixture_messages, hudi_rs_rows, run_once, spark_rows, write_config
+from tests.integration.engine.helpers import (
+    by_key,
+    fixture_messages,
+    hudi_rs_rows,
+    run_once,
+    spark_rows,
+    timestamped_topic,
+    write_config,
+)
 from tests.integration.engine.test_run_fixtures import expected_state
 
 pytestmark = pytest.mark.integration
 
 FIXTURE = FIXTURES / "debezium-postgres-no-schema.txt"  # inserts, updates and deletes
 N = len(fixture_messages(FIXTURE))
-BASE_TS = (int(time.time()) - 3600) * 1000  # recent: the broker's 7-day retention deletes older-stamped records
+BASE_TS = (int(time.time()) - 3600) * 1000  # recent, as a real topic's records would be
 
 
 def cli(*args, env=None, timeout=300):
@@ -74,12 +82,7 @@ def dbz_topic(make_topic, produce):
 
 @pytest.fixture
 def ts_topic(make_topic, produce):
-    """2 partitions × 10 json messages; message i of partition p has id p*100+i and timestamp BASE_TS + i s."""
-    topic = make_topic(partitions=2)
-    for p in (0, 1):
-        produce(topic, [{"id": p * 100 + i, "i": i} for i in range(10)], partition=p,
-                timestamps_ms=[BASE_TS + i * 1000 for i in range(10)])
-    return topic
+    return timestamped_topic(make_topic, produce, BASE_TS)
 
 
 def test_replaying_an_applied_range_leaves_the_table_equal(spark, bootstrap, dbz_topic, tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.engine.helpers import run_once, spark_rows, write_config
+from tests.integration.engine.helpers import run_once, spark_rows, timestamped_topic, write_config
 
 pytestmark = pytest.mark.integration
 
@@ -14,12 +14,7 @@ BASE_TS = 1_700_000_000_000
 
 @pytest.fixture
 def topic10(make_topic, produce):
-    """2 partitions × 10 messages; message i of partition p has id p*100+i and timestamp BASE_TS + i s."""
-    topic = make_topic(partitions=2)
-    for p in (0, 1):
-        produce(topic, [{"id": p * 100 + i, "i": i} for i in range(10)], partition=p,
-                timestamps_ms=[BASE_TS + i * 1000 for i in range(10)])
-    return topic
+    return timestamped_topic(make_topic, produce, BASE_TS)
 
 
 def ids(spark, tmp_path) -> set[int]:
