@@ -18,6 +18,8 @@ from cdcsync.engine.lock import WriterLock, multi_writer_configured
 from cdcsync.kafka.offsets import KafkaView, Offsets, resolve_start
 from cdcsync.sinks import dead_letter, hudi
 
+_COUNTS = ("messages", "upserted", "deleted", "skipped", "bad")  # per partition and per table in the summary
+
 
 @dataclass
 class Summary:
@@ -47,14 +49,11 @@ class Summary:
             self.instants.append(r.instant)
         self.schema_changes += [c.describe() for c in r.changes]
         self.unrouted += r.unrouted
-        for name, t in r.tables.items():
-            acc = self.tables.setdefault(name, {k: 0 for k in ("messages", "upserted", "deleted", "skipped", "bad")})
-            for k in acc:
-                acc[k] += t[k]
-        for tp, c in r.ledger.items():
-            acc = self.ledger.setdefault(tp, {k: 0 for k in ("messages", "upserted", "deleted", "skipped", "bad")})
-            for k in acc:
-                acc[k] += c[k]
+        for into, counts in ((self.tables, r.tables), (self.ledger, r.ledger)):
+            for name, c in counts.items():
+                acc = into.setdefault(name, dict.fromkeys(_COUNTS, 0))
+                for k in acc:
+                    acc[k] += c[k]
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items()}
