@@ -146,9 +146,7 @@ class LocalBroker:
         d.mkdir(parents=True, exist_ok=True)
         props = d / "server.properties"
         props.write_text(self._properties())
-        fmt = ["format", "-t", _cluster_id(), "-c", str(props)]
-        for mech, user, password in self.spec.scram_users:
-            fmt += ["--add-scram", f"{mech}=[name={user},password={password}]"]
+        fmt = format_args(props, _cluster_id(), self.spec.scram_users)
         res = subprocess.run(self._java("kafka.tools.StorageTool", *fmt), capture_output=True, text=True)
         if res.returncode != 0:
             raise BrokerError(f"formatting KRaft storage failed: {res.stdout}{res.stderr}")
@@ -182,10 +180,22 @@ class LocalBroker:
         self.pid_file.unlink(missing_ok=True)
 
 
+def format_args(props: Path, cluster_id: str, scram_users=()) -> list[str]:
+    """kafka-storage format's arguments; '--cluster-id=ID' keeps the id one token whatever it starts with."""
+    fmt = ["format", f"--cluster-id={cluster_id}", "-c", str(props)]
+    for mech, user, password in scram_users:
+        fmt += ["--add-scram", f"{mech}=[name={user},password={password}]"]
+    return fmt
+
+
 def _cluster_id() -> str:
+    """A KRaft cluster id; like Kafka's Uuid.randomUuid, never one starting with '-' (argparse reads it as an option)."""
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
 
 
 def _read_pid(path: Path) -> int | None:
