@@ -150,11 +150,14 @@ def run_batch(spark, cfg, state: TableState, batch_id: int, start: Offsets, end:
 
 
 def run_routed_batch(spark, cfg, states: dict[str, TableState], batch_id: int, start: Offsets, end: Offsets,
-                     reporter, on_bad=None, redo: bool = False) -> BatchResult:
+                     reporter, on_bad=None, redo: bool = False, record_offsets: bool = True,
+                     schema_base: str | None = None) -> BatchResult:
     """[[route]]: one Kafka read, split by target table in Spark SQL, one Hudi commit per table that has rows.
     Records no route matches are counted as skipped (reason 'unrouted'), or go to [sink]'s table as the
     default route; a record whose table cannot be told (undecodable) is bad when no default route takes it.
-    `redo`: the batch was cut short by a crash; tables whose newest commit is this very batch are not rewritten."""
+    `redo`: the batch was cut short by a crash; tables whose newest commit is this very batch are not rewritten.
+    `record_offsets=False` and `schema_base` (replays): commits carry `_cdcsync.replay`, and a table new to this
+    process takes its columns from the table of that name under `schema_base` (the main tables)."""
     env = _decode(spark, cfg, start, end, None)
     idx = routing.route_index(cfg.routes)
     if cfg.sink.unrouted == "default":
@@ -186,13 +189,13 @@ def run_routed_batch(spark, cfg, states: dict[str, TableState], batch_id: int, s
                               batch_id, bad_rest)
         for name, index in targets:
             rcfg = routing.route_config(cfg, index, name)
-            state = states.get(name) or _routed_state(spark, rcfg)
+            state = states.get(name) or _routed_state(spark, rcfg, schema_base)
             states[name] = state
             source_column = cfg.routes[index].source_column if index != routing.DEFAULT else None
             last = hudi.last_checkpoint(spark, rcfg.sink.path) if redo else None
             done = bool(last) and last["batch_id"] == batch_id and last["offsets"] == end
             r = _process(spark, rcfg, state, batch_id, start, end, env.where(F.col("_target") == name), reporter,
-                         on_bad, True, routed=True, source_column=source_column, write=not done)
+                         on_bad, record_offsets, routed=True, source_column=source_column, write=not done)
             parts.append(r.ledger)
             changes += [Change(c.kind, f"{name}.{c.column}", c.old, c.new) for c in r.changes]
             samples += r.bad_samples
@@ -211,13 +214,14 @@ def run_routed_batch(spark, cfg, states: dict[str, TableState], batch_id: int, s
         env.unpersist()
 
 
-def _routed_state(spark, rcfg) -> TableState:
+def _routed_state(spark, rcfg, schema_base: str | None = None) -> TableState:
     """A routed table seen for the first time in this run: its columns from its newest commit."""
     from cdcsync.engine.columns import schema_from_json
     from cdcsync.engine.runner import table_spec
 
     state = TableState(spec=table_spec(rcfg))
-    last = hudi.last_checkpoint(spark, rcfg.sink.path)
+    source = f"{schema_base.rstrip('/')}/{rcfg.sink.table_name}" if schema_base else rcfg.sink.path
+    last = hudi.last_checkpoint(spark, source)
     if last:
         state.columns = schema_from_json(last["schema"])
     return state

@@ -44,6 +44,7 @@ class Plan:
     latest: Offsets
     batch_size: int | None
     resumed: bool = False
+    routes: int = 0  # [[route]] configs: target is the directory holding one table per routed name
 
     @property
     def messages(self) -> int:
@@ -62,12 +63,14 @@ class Plan:
     def to_dict(self) -> dict:
         return {"table": self.table, "target": self.target, "into": self.into, "from": self.from_spec,
                 "to": self.to_spec, "replay_id": self.replay_id, "replay_dir": self.replay_dir,
-                "resumed": self.resumed, "max_records_per_batch": self.batch_size, "batches": self.batches,
+                "resumed": self.resumed, "routes": self.routes, "max_records_per_batch": self.batch_size, "batches": self.batches,
                 "messages": self.messages, "partitions": self.partitions()}
 
     def render(self) -> str:
-        lines = [f"replay plan for table {self.table} into {self.target}"
-                 f"{' (side table)' if self.into else ''}: from {self.from_spec} to {self.to_spec}"
+        what = (f"the tables of {self.routes} route(s) under {self.target}" if self.routes
+                else f"table {self.table} into {self.target}")
+        side = (" (side tables)" if self.routes else " (side table)") if self.into else ""
+        lines = [f"replay plan for {what}{side}: from {self.from_spec} to {self.to_spec}"
                  f"{' (resuming an interrupted replay)' if self.resumed else ''}",
                  f"  {'topic/partition':<40} {'from':>12} {'to':>12} {'messages':>10}"]
         for r in self.partitions():
@@ -88,6 +91,7 @@ class ReplayResult:
         s = self.summary.to_dict()
         return {"plan": self.plan.to_dict(), "dry_run": False,
                 "summary": {k: s[k] for k in ("batches", "totals", "instants", "schema_changes", "ledger")}
+                | ({"tables": s["tables"], "unrouted": s["unrouted"]} if self.plan.routes else {})
                 | {"seconds": self.seconds}}
 
 
@@ -118,6 +122,11 @@ class Replayer:
         return KafkaView(self.cfg.source.bootstrap_servers, kwargs, None)  # no group: a replay commits nothing
 
     def _committed(self) -> Offsets | None:
+        if self.cfg.routes:  # routed runs keep one run-level record: a "writing" batch did not finish
+            from cdcsync.engine import routing
+
+            rec = routing.read_progress(self._spark(), self.cfg.run.checkpoint_dir)
+            return (rec["end"] if rec["state"] == "done" else rec["start"]) if rec else None
         from cdcsync.sinks import hudi
 
         last = hudi.last_checkpoint(self._spark(), self.cfg.sink.path)
@@ -148,11 +157,11 @@ class Replayer:
         rid = hashlib.sha1(f"{target}\n{self.from_spec.text}\n{self.to_spec.text}".encode()).hexdigest()[:12]
         return Plan(cfg.sink.table_name, target, target != main, self.from_spec.text, self.to_spec.text, rid,
                     f"{cfg.run.checkpoint_dir.rstrip('/')}/replay-{rid}", start, end, earliest, latest,
-                    batch_budget(cfg.run))
+                    batch_budget(cfg.run), routes=len(cfg.routes))
 
     def run(self, plan: Plan, show=None) -> ReplayResult:
         """Resume an interrupted replay of the same arguments, show the plan, check writers, run the batches."""
-        from cdcsync.engine.batch import TableState, run_batch
+        from cdcsync.engine.batch import TableState, run_batch, run_routed_batch
         from cdcsync.engine.columns import schema_from_json
         from cdcsync.engine.faults import maybe_crash
         from cdcsync.engine.runner import Runner, Summary, plan_end, table_spec
@@ -174,10 +183,16 @@ class Replayer:
             self._resume(spark, plan)
             if show:
                 show(plan)
+            if cfg.masks:  # salts and keys stay out of printed plans, as in run
+                from cdcsync.engine.masking import protect_plans
+
+                protect_plans(spark, cfg.masks)
             if not plan.into:
                 self._guard_main_table(spark, locks)
             state = TableState(spec=replace(table_spec(cfg), path=plan.target))
-            last = hudi.last_checkpoint(spark, cfg.sink.path)
+            states: dict[str, TableState] = {}  # [[route]]: one per routed table, made on first sight
+            routed_cfg = replace(cfg, sink=replace(cfg.sink, path=plan.target))
+            last = None if cfg.routes else hudi.last_checkpoint(spark, cfg.sink.path)
             if last:  # the main table's columns: a replay lands the same types as run
                 state.columns = schema_from_json(last["schema"])
             summary = Summary(cfg.sink.table_name, plan.target, plan.from_spec)
@@ -191,8 +206,12 @@ class Replayer:
                 end = plan_end(done, plan.end, plan.batch_size)
                 if end == done:
                     break
-                result = run_batch(spark, cfg, state, batch_id, done, end, self.reporter, on_bad,
-                                   record_offsets=False)
+                if cfg.routes:  # same split as run; each table's columns come from the main table of its name
+                    result = run_routed_batch(spark, routed_cfg, states, batch_id, done, end, self.reporter, on_bad,
+                                              record_offsets=False, schema_base=cfg.sink.path)
+                else:
+                    result = run_batch(spark, cfg, state, batch_id, done, end, self.reporter, on_bad,
+                                       record_offsets=False)
                 maybe_crash("after_write", batch_id)
                 summary.add(result)
                 t = result.totals()
