@@ -189,7 +189,7 @@ def format_args(props: Path, cluster_id: str, scram_users=()) -> list[str]:
 
 
 def _cluster_id() -> str:
-    """A KRaft cluster id; like Kafka's Uuid.randomUuid, never one starting with '-' (argparse reads it as an option)."""
+    """A KRaft cluster id; like Kafka's Uuid.randomUuid, never one starting with '-' (read as an option)."""
     import base64
 
     while True:

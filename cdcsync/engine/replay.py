@@ -63,8 +63,8 @@ class Plan:
     def to_dict(self) -> dict:
         return {"table": self.table, "target": self.target, "into": self.into, "from": self.from_spec,
                 "to": self.to_spec, "replay_id": self.replay_id, "replay_dir": self.replay_dir,
-                "resumed": self.resumed, "routes": self.routes, "max_records_per_batch": self.batch_size, "batches": self.batches,
-                "messages": self.messages, "partitions": self.partitions()}
+                "resumed": self.resumed, "routes": self.routes, "max_records_per_batch": self.batch_size,
+                "batches": self.batches, "messages": self.messages, "partitions": self.partitions()}
 
     def render(self) -> str:
         what = (f"the tables of {self.routes} route(s) under {self.target}" if self.routes
