@@ -166,12 +166,21 @@ def plain_json(df: DataFrame) -> DataFrame:
 
 
 def csv(df: DataFrame, columns: list[str], delimiter: str) -> DataFrame:
+    """RFC 4180 like formats/delimited.py (Python's csv): quotes open a field only at its start, "" is a quote."""
     schema = ", ".join(f"`{c}` STRING" for c in columns)
-    parsed = F.from_csv(F.col("_value"), schema, {"sep": delimiter, "mode": "PERMISSIVE"})
+    text = F.regexp_replace(F.col("_value"), r"[\r\n]+\z", "")  # a trailing line break ends the record
+    parsed = F.from_csv(text, schema, {"sep": delimiter, "mode": "PERMISSIVE", "escape": '"'})
+    d = _regex_escape(delimiter)
+    quoted = r'"(?:[^"]|"")*"'
+    plain = f'[^"{d}\\r\\n][^{d}\\r\\n]*'
+    well_formed = text.rlike(f"^(?:{quoted}|{plain}|)(?:{d}(?:{quoted}|{plain}|))*$")
+    n_fields = F.size(F.split(F.regexp_replace(text, f"(^|{d}){quoted}(?={d}|$)", "$1"), d))  # quoted ones emptied
     tombstone = F.col("_value").isNull()
-    n_fields = F.size(F.split(F.col("_value"), _regex_escape(delimiter)))
-    bad = F.when(tombstone, None).when(n_fields != len(columns), "bad_field_count")
-    detail = F.when(bad.isNotNull(), F.format_string(f"expected {len(columns)} fields, found %d", n_fields))
+    bad = (F.when(tombstone, None).when(~well_formed, "invalid_csv")
+           .when(n_fields != len(columns), "bad_field_count"))
+    detail = (F.when(bad == "invalid_csv", "not one CSV record: a quoted field is not closed, text follows its "
+                     "closing quote, or a line break outside quotes starts a second record")
+              .when(bad.isNotNull(), F.format_string(f"expected {len(columns)} fields, found %d", n_fields)))
     op = F.when(tombstone, "s").when(bad.isNotNull(), None).otherwise("u")
     return _finish(df, op, F.when(tombstone, "tombstone"), bad, detail, F.lit(None).cast("string"),
                    F.to_json(parsed), F.lit(None).cast("string"), F.lit(None).cast("long"))

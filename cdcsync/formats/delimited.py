@@ -38,14 +38,14 @@ class CsvDecoder:
         try:
             records = list(csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter, strict=True))
         except csv.Error as e:
-            raise BadRecord("bad_value", f"not a CSV record: {e}") from None
-        if len(records) != 1:
-            raise BadRecord("bad_value", f"expected one CSV record, got {len(records)}")
+            raise BadRecord("invalid_csv", f"not a CSV record: {e}") from None
+        if len(records) != 1:  # a line break outside quotes
+            raise BadRecord("invalid_csv", f"expected one CSV record, got {len(records)}")
         fields = records[0]
         if self.columns is None:
             self.columns = [f"_c{i}" for i in range(len(fields))]
         if len(fields) != len(self.columns):
             names = ", ".join(self.columns)
-            raise BadRecord("bad_value", f"{len(fields)} fields, expected {len(self.columns)} ({names})")
+            raise BadRecord("bad_field_count", f"{len(fields)} fields, expected {len(self.columns)} ({names})")
         row = {c: (f if f != "" else None) for c, f in zip(self.columns, fields, strict=True)}
         return [Change(UPSERT, None, row, None, None, None, text_values=True)]

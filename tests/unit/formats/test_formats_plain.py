@@ -24,7 +24,20 @@ def test_csv_maps_fields_to_configured_names_and_empty_to_null():
     assert ch.row["name"] == "two\nlines"
     with pytest.raises(BadRecord) as e:
         dec.parse(b"1;2")
-    assert e.value.reason_code == "bad_value" and "expected 3" in e.value.message
+    assert e.value.reason_code == "bad_field_count" and "expected 3" in e.value.message
+
+
+@pytest.mark.parametrize("value", [b'1,"open', b'1,"a"x', b"1,a\n2,b"])
+def test_csv_that_is_not_one_record_is_invalid_csv(value):
+    with pytest.raises(BadRecord) as e:
+        get_decoder("csv", columns=["a", "b"]).parse(value)
+    assert e.value.reason_code == "invalid_csv"
+
+
+def test_csv_quotes_follow_rfc_4180():
+    dec = get_decoder("csv", columns=["a", "b"])
+    assert dec.parse(b'1,"say ""hi"", ok"')[0].row == {"a": "1", "b": 'say "hi", ok'}
+    assert dec.parse(b'1,a"b')[0].row == {"a": "1", "b": 'a"b'}  # a quote inside an unquoted field is text
 
 
 def test_csv_without_names_uses_spark_style_names():

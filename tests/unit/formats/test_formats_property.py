@@ -15,7 +15,7 @@ DECODERS = [get_decoder(f, **({"columns": ["a", "b"]} if f == "csv" else {})) fo
     get_decoder(f, max_bytes=64, **({"columns": ["a", "b"]} if f == "csv" else {})) for f in FORMATS]
 # The stable reason codes (dead-letter table, metrics): a decoder may report only these.
 REASONS = {"invalid_json", "invalid_utf8", "not_an_object", "missing_field", "missing_key", "bad_op", "bad_value",
-           "oversized"}
+           "oversized", "invalid_csv", "bad_field_count"}
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
