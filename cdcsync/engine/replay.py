@@ -191,6 +191,10 @@ class Replayer:
                 self._guard_main_table(spark, locks)
             state = TableState(spec=replace(table_spec(cfg), path=plan.target))
             states: dict[str, TableState] = {}  # [[route]]: one per routed table, made on first sight
+            if cfg.routes:
+                from cdcsync.engine.routing import check_patterns
+
+                check_patterns(spark, cfg)
             routed_cfg = replace(cfg, sink=replace(cfg.sink, path=plan.target))
             last = None if cfg.routes else hudi.last_checkpoint(spark, cfg.sink.path)
             if last:  # the main table's columns: a replay lands the same types as run

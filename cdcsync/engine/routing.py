@@ -28,6 +28,21 @@ DEFAULT = -1  # route index of the default route ([sink] unrouted = "default")
 _NAME_OK = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+def check_patterns(spark, cfg) -> None:
+    """source_table runs as a Java regex (rlike); the loader checked it with Python's re, whose dialect differs
+    (e.g. (?P<name>…) is Python only). Compile each in the JVM before the first batch."""
+    pattern = spark._jvm.java.util.regex.Pattern
+    for i, r in enumerate(cfg.routes):
+        try:
+            pattern.compile("^(?:" + r.source_table + ")$")
+        except Exception as e:  # py4j wraps java.util.regex.PatternSyntaxException
+            first = str(e).split("PatternSyntaxException:", 1)[-1].strip().splitlines()[0][:200]
+            raise ConfigError(f"{cfg.path}: route[{i}].source_table = {r.source_table!r} is not a Java regular "
+                              f"expression: {first}", file=str(cfg.path), key=f"route[{i}].source_table",
+                              hint="routes match in Spark SQL (Java regex syntax): write named groups as "
+                              "(?<name>…), not (?P<name>…)") from None
+
+
 def route_index(routes) -> Column:
     """The first route whose source_table matches "db.table" in full; NULL when none does."""
     out = None

@@ -144,6 +144,8 @@ class Runner:
             if not multi_writer_configured(cfg.sink.options):
                 self.lock.acquire(cfg.sink.table_name)
             routed = bool(cfg.routes)
+            if routed:
+                routing.check_patterns(self.spark, cfg)
             states: dict[str, TableState] = {}
             redo_end = None
             if routed:  # many tables: the run-level progress record (see engine.routing)

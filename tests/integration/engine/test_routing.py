@@ -218,3 +218,18 @@ def test_replay_of_a_routed_config_lands_every_table_and_moves_no_offsets(spark,
         assert got == want
     assert routing.read_progress(spark, str(tmp_path / "ckpt")) == progress
     assert run_once(cfg, spark).batches == 0  # the main pipeline resumes where it was: nothing re-applied
+
+
+def test_a_route_pattern_java_cannot_compile_stops_before_any_batch(spark, bootstrap, make_topic, produce,
+                                                                     tmp_path):
+    from cdcsync.errors import ConfigError
+
+    topic = make_topic()
+    produce(topic, [canal("shop", "users", "INSERT", [{"id": "1"}], {"id": "int"}, 1000)])
+    cfg = routed_config(tmp_path, bootstrap, topic, "canal-json",
+                        [{"source_table": r"shop\.(?P<t>users)", "sink_table": "ods_users"}])  # Python-only syntax
+    with pytest.raises(ConfigError) as err:
+        run_once(cfg, spark)
+    assert err.value.facts["key"] == "route[0].source_table" and "(?<name>" in err.value.hint
+    assert str(cfg) in str(err.value)
+    assert not (tmp_path / "db").exists()  # nothing was written
