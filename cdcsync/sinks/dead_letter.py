@@ -30,7 +30,9 @@ def spec_for(cfg) -> hudi.TableSpec:
 
 
 def rows(bad: DataFrame, batch_id: int, table: str) -> DataFrame:
-    """`bad`: classified rows with _class == 'bad' (see engine.batch)."""
+    """`bad`: classified rows with _class == 'bad' (see engine.batch). Routed rows carry their own target table
+    (`_target`); one whose table could not be told (undecodable) has none: NULL, not a guess."""
+    target = F.col("_target") if "_target" in bad.columns else F.lit(table)
     return bad.select(
         F.col("_kafka_topic").alias("topic"), F.col("_kafka_partition").alias("partition"),
         F.col("_kafka_offset").alias("offset"), F.col("_pos").cast("int").alias("row_index"),
@@ -42,7 +44,7 @@ def rows(bad: DataFrame, batch_id: int, table: str) -> DataFrame:
         # kept so a replay sees what a header filter saw
         F.col("_kafka_headers").cast(HEADERS_TYPE).alias("headers"),
         F.col("_reason").alias("reason"), F.col("_reason_detail").alias("error"),
-        F.lit(batch_id).cast("long").alias("batch_id"), F.lit(table).alias("target_table"),
+        F.lit(batch_id).cast("long").alias("batch_id"), target.cast("string").alias("target_table"),
         F.lit(__version__).alias("cdcsync_version"), F.current_timestamp().alias("first_seen"),
         F.lit(False).alias("replayed"), F.lit(None).cast("timestamp").alias("replayed_at"),
         F.lit(False).alias(hudi.DELETED),

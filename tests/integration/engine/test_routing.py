@@ -233,3 +233,27 @@ def test_a_route_pattern_java_cannot_compile_stops_before_any_batch(spark, boots
     assert err.value.facts["key"] == "route[0].source_table" and "(?<name>" in err.value.hint
     assert str(cfg) in str(err.value)
     assert not (tmp_path / "db").exists()  # nothing was written
+
+
+def test_routed_bad_records_are_dead_lettered_under_their_own_table(spark, bootstrap, make_topic, produce,
+                                                                      tmp_path):
+    from cdcsync.config import load_config
+    from cdcsync.sinks import dead_letter
+
+    topic = make_topic()
+    t_user, t_order = {"id": "int", "name": "varchar(20)"}, {"id": "int", "amount": "decimal(10,2)"}
+    produce(topic, [
+        canal("shop", "users", "INSERT", [{"id": "1", "name": "ann"}], t_user, 1000),
+        canal("shop", "orders", "INSERT", [{"id": "10", "amount": "9.90"}], t_order, 1001),
+        canal("shop", "orders", "INSERT", [{"id": "11", "amount": "not-a-number"}], t_order, 1002),  # bad_value
+        canal("shop", "users", "INSERT", [{"id": "x", "name": "eve"}], t_user, 1003),  # bad_value in the key
+        '{"database": "shop", "table": "users", "data": [',  # undecodable: its table cannot be told
+    ])
+    cfg = routed_config(tmp_path, bootstrap, topic, "canal-json",
+                        [{"source_table": r"shop\.(users|orders)", "sink_table": "ods_<>"}],
+                        **{"run.on_bad_record": "dead-letter"})
+    summary = run_once(cfg, spark)
+    assert summary.totals["upserted"] == 2 and summary.totals["bad"] == 3
+    dl = {r["offset"]: (r["target_table"], r["reason"])
+          for r in dead_letter.read(spark, load_config(cfg)).collect()}
+    assert dl == {2: ("ods_orders", "bad_value"), 3: ("ods_users", "bad_value"), 4: (None, "invalid_json")}
