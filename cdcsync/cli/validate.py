@@ -26,7 +26,25 @@ def validate(
             emit_json({"valid": False, **e.to_dict()})
             raise typer.Exit(int(e.exit_code)) from None
         raise
+    routes = [_route(cfg, r) for r in cfg.routes]
+    masks = [{"column": m.column, "method": m.method, "tables": m.tables or ".*"} for m in cfg.masks]  # no secrets
     if json_out:
-        emit_json({"valid": True, "file": str(cfg.path), "table": cfg.sink.table_name, "format": cfg.source.format})
-    else:
+        emit_json({"valid": True, "file": str(cfg.path), "table": cfg.sink.table_name, "format": cfg.source.format,
+                   "routes": routes, "unrouted": cfg.sink.unrouted if routes else None, "masks": masks})
+        return
+    if not routes:
         typer.echo(f"{config}: valid ({cfg.source.format} → {cfg.sink.table_type} table '{cfg.sink.table_name}')")
+    else:
+        other = (f"'{cfg.sink.table_name}'" if cfg.sink.unrouted == "default" else "skipped (counted)")
+        typer.echo(f"{config}: valid ({cfg.source.format} → {len(routes)} route(s); other tables: {other})")
+        for r in routes:
+            typer.echo(f"  route {r['source_table']} → {r['sink_table']} ({r['table_type']}, key "
+                       f"{', '.join(r['primary_key']) if r['primary_key'] else 'from the messages'}) at {r['path']}")
+    for m in masks:
+        typer.echo(f"  mask {m['column']}: {m['method']} in tables {m['tables']}")
+
+
+def _route(cfg, r) -> dict:
+    return {"source_table": r.source_table, "sink_table": r.sink_table, "table_type": r.table_type or
+            cfg.sink.table_type, "primary_key": r.primary_key, "partition_by": list(r.partition_by),
+            "path": f"{cfg.sink.path.rstrip('/')}/{r.sink_table}"}

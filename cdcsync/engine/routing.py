@@ -39,8 +39,8 @@ def check_patterns(spark, cfg) -> None:
             first = str(e).split("PatternSyntaxException:", 1)[-1].strip().splitlines()[0][:200]
             raise ConfigError(f"{cfg.path}: route[{i}].source_table = {r.source_table!r} is not a Java regular "
                               f"expression: {first}", file=str(cfg.path), key=f"route[{i}].source_table",
-                              hint="routes match in Spark SQL (Java regex syntax): write named groups as "
-                              "(?<name>…), not (?P<name>…)") from None
+                              hint="routes match in Spark SQL, with Java regex syntax (java.util.regex.Pattern): "
+                              "no (?#…) comments, named groups as (?<name>…)") from None
 
 
 def route_index(routes) -> Column:

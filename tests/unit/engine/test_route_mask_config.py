@@ -48,6 +48,7 @@ options = { "hoodie.x.y" = 1 }
     ('[[route]]\nsource_table = "a("\nsink_table = "x"\n', "route[0].source_table"),
     ('[[route]]\nsource_tabel = "a"\nsink_table = "x"\n', "did you mean 'route[0].source_table'"),
     ('[[route]]\nsource_table = "a"\nsink_table = "x-y"\n', "route[0].sink_table"),
+    ("[[route]]\nsource_table = 'db\\.(?P<t>a)'\nsink_table = \"x\"\n", "uses (?P…)"),  # Python-only syntax
     ('[[mask]]\ncolumn = "c"\nmethod = "hsh"\n', "did you mean 'hash'"),
     ('[[mask]]\ncolumn = "c"\nmethod = "hash"\n', "needs 'salt_env'"),
     ('[[mask]]\ncolumn = "c"\nmethod = "redact"\nkey_env = "K"\n', "does not take 'key_env'"),
@@ -79,3 +80,42 @@ def test_mask_secrets_come_from_the_environment_and_are_not_echoed(tmp_path, mon
     monkeypatch.setenv("T_KEY", key)
     (m,) = load_config(cfg(tmp_path, text)).masks
     assert m.secret == key and key not in repr(m)
+
+
+def test_validate_lists_routes_and_masks_without_secrets(tmp_path, monkeypatch):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    key = base64.b64encode(bytes(range(32))).decode()
+    p = cfg(tmp_path, """
+[[route]]
+source_table = 'app\\.order_\\d+'
+sink_table = "ods_order"
+primary_key = ["id"]
+
+[[route]]
+source_table = 'app\\..*'
+sink_table = "ods_<>"
+table_type = "COPY_ON_WRITE"
+
+[[mask]]
+column = "email"
+method = "encrypt"
+key_env = "T_VALIDATE_KEY"
+""")
+    env = {**os.environ, "T_VALIDATE_KEY": key}
+    run = lambda *a: subprocess.run([sys.executable, "-m", "cdcsync", "validate", str(p), *a],  # noqa: E731
+                                    capture_output=True, text=True, timeout=60, env=env)
+    out = json.loads(run("--json").stdout)
+    assert out["valid"] and out["unrouted"] == "skip"
+    assert [(r["sink_table"], r["table_type"], r["primary_key"], r["path"]) for r in out["routes"]] == [
+        ("ods_order", "MERGE_ON_READ", ["id"], "/tmp/x/ods_order"), ("ods_<>", "COPY_ON_WRITE", None, "/tmp/x/ods_<>")]
+    assert out["masks"] == [{"column": "email", "method": "encrypt", "tables": ".*"}]
+    plain = run()
+    assert plain.returncode == 0
+    assert "2 route(s); other tables: skipped (counted)" in plain.stdout
+    assert "ods_<> (COPY_ON_WRITE, key from the messages) at /tmp/x/ods_<>" in plain.stdout
+    assert "mask email: encrypt" in plain.stdout
+    assert key not in plain.stdout + plain.stderr + json.dumps(out)
