@@ -133,14 +133,17 @@ def _decode(spark, cfg, start: Offsets, end: Offsets, raw: DataFrame | None) -> 
 
 
 def run_batch(spark, cfg, state: TableState, batch_id: int, start: Offsets, end: Offsets, reporter,
-              on_bad=None, record_offsets: bool = True, raw: DataFrame | None = None) -> BatchResult:
+              on_bad=None, record_offsets: bool = True, raw: DataFrame | None = None,
+              expect_messages: dict[str, int] | None = None) -> BatchResult:
     """`record_offsets=False` (replays) writes the range under `_cdcsync.replay` so the pipeline's own resume
     point, the newest commit carrying `_cdcsync.offsets`, never moves. `raw` (rows shaped like Spark's Kafka
-    source, e.g. from the dead-letter table) replaces the Kafka read; its offsets are not a contiguous range."""
+    source, e.g. from the dead-letter table) replaces the Kafka read; its offsets are not a contiguous range.
+    `expect_messages` ({"topic/partition": n}): the ledger must count exactly these, checked before any write."""
     env = _decode(spark, cfg, start, end, raw)
     env = env.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        return _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, record_offsets)
+        return _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, record_offsets,
+                        expect_messages=expect_messages)
     except CdcsyncError:
         raise
     except Exception as e:  # a JVM-side failure: name the stage and keep the first line; the log has the rest
@@ -254,7 +257,8 @@ def _classify_jvm_error(e: Exception, cfg, batch_id: int, start, end) -> Cdcsync
 
 
 def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, record_offsets,
-             routed: bool = False, source_column: str | None = None, write: bool = True) -> BatchResult:
+             routed: bool = False, source_column: str | None = None, write: bool = True,
+             expect_messages: dict[str, int] | None = None) -> BatchResult:
     """`write=False`: classify and count only (a routed table that committed this batch before a crash)."""
     masks = masking.for_table(cfg.masks, state.spec.table_name)
     if not state.key_known:
@@ -303,6 +307,10 @@ def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, rec
     try:
         ledger = _ledger(df)
         _check_ledger(ledger, start, end, contiguous=record_offsets)
+        got = {tp: c["messages"] for tp, c in ledger.items()}
+        if expect_messages is not None and got != expect_messages:
+            raise LedgerError(f"ledger mismatch: messages classified per partition {got}, expected "
+                              f"{expect_messages}", hint="nothing was committed; please report this with the log")
         bad_total = sum(c["bad"] for c in ledger.values())
         samples = []
         if not write:
