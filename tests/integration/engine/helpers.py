@@ -118,3 +118,8 @@ def run_once(config_path: Path, spark, reporter=None):
     from cdcsync.reporting import PlainReporter
 
     return Runner(load_config(config_path), reporter or PlainReporter(), once=True, spark=spark).run()
+
+
+# the rows Spark's Kafka source gives, for tests that feed run_batch(raw=...) without a broker
+KAFKA_ROW = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
+             "timestampType int, headers array<struct<key:string,value:binary>>")

@@ -8,12 +8,9 @@ import json
 import pytest
 
 from cdcsync.errors import LedgerError
-from tests.integration.engine.helpers import write_config
+from tests.integration.engine.helpers import KAFKA_ROW, write_config
 
 pytestmark = pytest.mark.integration
-
-KAFKA_ROW = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
-             "timestampType int, headers array<struct<key:string,value:binary>>")
 
 
 def test_expected_message_counts_are_checked_before_the_commit(spark, tmp_path):

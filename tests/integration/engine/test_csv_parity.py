@@ -10,11 +10,10 @@ import pytest
 
 from cdcsync.formats import get_decoder
 from cdcsync.formats.base import BadRecord
+from tests.integration.engine.helpers import KAFKA_ROW
 
 pytestmark = pytest.mark.integration
 
-KAFKA_ROW = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
-             "timestampType int, headers array<struct<key:string,value:binary>>")
 VALUES = [
     b"1,plain", b'1,"a,b"', b'1,"say ""hi"", ok"', b'1,"two\nlines"', b'1,a"b', b'1,a"b,c"d', b'"x,""y"",z",2',
     b"1,", b'1,""', b",", b"1,plain\r\n",  # empty fields are NULL; a trailing line break ends the record

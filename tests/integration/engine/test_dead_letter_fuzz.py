@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tests.integration.engine.helpers import write_config
+from tests.integration.engine.helpers import KAFKA_ROW, write_config
 from tests.unit.formats.test_formats_property import REASONS, envelope_like, fixture_bytes
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -21,8 +21,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 # the Python decoders' codes, plus the CSV field count, the opt-in JSON Schema check and column names Hudi cannot
 # store (found by this test: a Canal row with a stray non-ASCII column name failed the whole commit)
 SPARK_REASONS = REASONS | {"bad_field_count", "schema_validation", "bad_column_name"}
-KAFKA_ROW = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
-             "timestampType int, headers array<struct<key:string,value:binary>>")
 
 
 def _corrupt(args):
