@@ -195,7 +195,8 @@ def raw(df: DataFrame) -> DataFrame:
 
 
 def _regex_escape(ch: str) -> str:
-    return "\\" + ch if ch in r".^$*+?()[]{}|\\" else ch
+    """One literal character for a Java regex, inside or outside [...] ('-', '&', '^' and ']' included)."""
+    return ch if ch.isalnum() else "\\" + ch  # Java: a backslash before a non-letter is always that character
 
 
 def decode_envelope(raw_df: DataFrame, fmt: str, csv_columns: list[str] | None = None,

@@ -21,7 +21,7 @@ VALUES = [
 ]
 
 
-@pytest.mark.parametrize("delimiter", [",", "|"])
+@pytest.mark.parametrize("delimiter", [",", "|", ";", "\t", "-", "^", "]", "&"])
 def test_spark_and_python_csv_decoders_agree(spark, delimiter):
     from cdcsync.engine.envelope import decode_envelope
 
