@@ -26,7 +26,7 @@ SOURCE = {
         "header_filter": {"type": "string"},
         "max_message_bytes": {"type": "integer", "minimum": 1},
         "csv_columns": _str_list,
-        "csv_field_delimiter": {"type": "string", "minLength": 1, "maxLength": 1},
+        "csv_field_delimiter": {"type": "string", "minLength": 1, "maxLength": 1, "pattern": r'^[^"\r\n]$'},
         "properties": {"type": "object", "additionalProperties": _scalar},
     },
     "oneOf": [{"required": ["topics"]}, {"required": ["topic_pattern"]}],

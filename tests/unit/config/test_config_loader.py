@@ -44,6 +44,8 @@ def write(tmp_path: Path, text: str) -> Path:
     (GOOD + "[run]\ntrigger_interval = \"10 parsecs\"\n", ["'run.trigger_interval' = '10 parsecs' does not match"]),
     (GOOD.replace('format = "debezium-json"', 'format = "debezium-json"\nstartup_mode = "timestamp"'),
      ["needs 'source.startup_timestamp_ms'"]),
+    (GOOD.replace('format = "debezium-json"', 'format = "csv"\ncsv_field_delimiter = \'"\''),  # the quote character
+     ["'source.csv_field_delimiter' = '\"' does not match"]),
 ])
 def test_mistakes_name_the_file_the_key_and_a_close_match(tmp_path, text, words):
     path = write(tmp_path, text)
