@@ -169,11 +169,13 @@ def csv(df: DataFrame, columns: list[str], delimiter: str) -> DataFrame:
     """RFC 4180 like formats/delimited.py (Python's csv): quotes open a field only at its start, "" is a quote."""
     schema = ", ".join(f"`{c}` STRING" for c in columns)
     text = F.regexp_replace(F.col("_value"), r"[\r\n]+\z", "")  # a trailing line break ends the record
-    parsed = F.from_csv(text, schema, {"sep": delimiter, "mode": "PERMISSIVE", "escape": '"'})
+    sep = "\\\\" if delimiter == "\\" else delimiter  # Spark refuses a lone backslash; it reads "\\" as one
+    parsed = F.from_csv(text, schema, {"sep": sep, "mode": "PERMISSIVE", "escape": '"'})
     d = _regex_escape(delimiter)
-    quoted = r'"(?:[^"]|"")*"'
-    plain = f'[^"{d}\\r\\n][^{d}\\r\\n]*'
-    well_formed = text.rlike(f"^(?:{quoted}|{plain}|)(?:{d}(?:{quoted}|{plain}|))*$")
+    # possessive and unrolled: Java's engine recurses per character on (a|b)*, and a long field overflowed the stack
+    quoted = r'"[^"]*+(?:""[^"]*+)*+"'
+    field = f'(?:{quoted}|[^"{d}\\r\\n][^{d}\\r\\n]*+)?+'
+    well_formed = (text != "") & text.rlike(f"^{field}(?:{d}{field})*+$")
     n_fields = F.size(F.split(F.regexp_replace(text, f"(^|{d}){quoted}(?={d}|$)", "$1"), d))  # quoted ones emptied
     tombstone = F.col("_value").isNull()
     bad = (F.when(tombstone, None).when(~well_formed, "invalid_csv")
