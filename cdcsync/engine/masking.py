@@ -67,7 +67,8 @@ def protect_plans(spark, masks) -> None:
 def _scrub_text(text: Column, names: list[str]) -> Column:
     """Replace the value of every masked field inside JSON text (any depth, quoted or not, even truncated)."""
     alt = "|".join(r"\Q" + n + r"\E" for n in names)
-    pattern = r'("(?:' + alt + r')"\s*:\s*)("(?:[^"\\]|\\.)*"?|[^,}\]\s]+)'
+    # possessive and unrolled: Java recurses per character on (a|b)*, and a long value would overflow the stack
+    pattern = r'("(?:' + alt + r')"\s*:\s*)("[^"\\]*+(?:\\[\s\S][^"\\]*+)*+"?|[^,}\]\s]+)'
     return F.regexp_replace(text, pattern, '$1"' + MASKED_TEXT + '"')
 
 

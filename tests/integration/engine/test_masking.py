@@ -155,3 +155,25 @@ def test_replay_from_offset_masks_like_run(spark, bootstrap, make_topic, produce
     out = capfd.readouterr()
     for clear in CLEAR:
         assert clear not in side_text and clear not in out.out + out.err
+
+
+def test_a_long_masked_value_in_a_bad_record_is_scrubbed(spark, bootstrap, make_topic, produce, tmp_path,
+                                                          monkeypatch):
+    """A masked field of 60k characters (escapes and a raw line break inside) in a dead-lettered record: scrubbed
+    whole; a regex that recursed per character used to overflow the JVM's stack here."""
+    from cdcsync.config import load_config
+    from cdcsync.sinks import dead_letter
+
+    monkeypatch.setenv("T_MASK_SALT", SALT)
+    monkeypatch.setenv("T_MASK_KEY", KEY)
+    topic = make_topic()
+    secret = CLEAR[0] + ('ab\\"c' * 10_000) + "\\\n" + CLEAR[3] + "z" * 10_000
+    produce(topic, ['{"id": 1, "ssn": "' + secret + '", "age": "not-a-number"}',  # bad_value: dead-lettered
+                    {"id": 2, "ssn": CLEAR[1], "age": 3}])
+    cfg = masked_config(tmp_path, bootstrap, topic)
+    summary = run_once(cfg, spark)
+    assert summary.totals["upserted"] == 1 and summary.totals["bad"] == 1
+    (dead,) = [r.asDict() for r in dead_letter.read(spark, load_config(cfg)).collect()]
+    text = dead["value_text"] or bytes(dead["value"]).decode()
+    assert MASKED_TEXT in text and '"age": "not-a-number"' in text
+    assert CLEAR[0] not in text and CLEAR[3] not in text and 'ab\\"c' not in text and "zzz" not in text
