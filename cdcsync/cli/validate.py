@@ -38,8 +38,11 @@ def validate(
         other = (f"'{cfg.sink.table_name}'" if cfg.sink.unrouted == "default" else "skipped (counted)")
         typer.echo(f"{config}: valid ({cfg.source.format} → {len(routes)} route(s); other tables: {other})")
         for r in routes:
+            where = (f"at {r['path']}, '<>' being each source table's name" if r["one_table_per_source"]
+                     else f"at {r['path']}")
             typer.echo(f"  route {r['source_table']} → {r['sink_table']} ({r['table_type']}, key "
-                       f"{', '.join(r['primary_key']) if r['primary_key'] else 'from the messages'}) at {r['path']}")
+                       f"{', '.join(r['primary_key']) if r['primary_key'] else 'from the messages'}) {where}")
+        typer.echo("  (route patterns are Java regular expressions, compiled when the run starts)")
     for m in masks:
         typer.echo(f"  mask {m['column']}: {m['method']} in tables {m['tables']}")
 
@@ -47,4 +50,5 @@ def validate(
 def _route(cfg, r) -> dict:
     return {"source_table": r.source_table, "sink_table": r.sink_table, "table_type": r.table_type or
             cfg.sink.table_type, "primary_key": r.primary_key, "partition_by": list(r.partition_by),
-            "path": f"{cfg.sink.path.rstrip('/')}/{r.sink_table}"}
+            "path": f"{cfg.sink.path.rstrip('/')}/{r.sink_table}",  # with "<>": one table per source table
+            "one_table_per_source": "<>" in r.sink_table}

@@ -209,11 +209,8 @@ def _regex(text: str, path: Path, key: str) -> None:
 
 
 def _route(r: dict, i: int, path: Path) -> RouteConfig:
-    _regex(r["source_table"], path, f"route[{i}].source_table")
-    if "(?P" in r["source_table"]:  # Python-only syntax; the route runs as a Java regex in Spark SQL
-        raise ConfigError(f"{path}: route[{i}].source_table = {r['source_table']!r} uses (?P…), which Java "
-                          "regular expressions do not have", file=str(path), key=f"route[{i}].source_table",
-                          hint="routes match in Spark SQL (Java regex syntax): write named groups as (?<name>…)")
+    # source_table is a Java regex (Spark's rlike): the run compiles it in the JVM (engine.routing.check_patterns);
+    # Python's re would refuse valid Java (\p{Lower}, \Q…\E) and accept what Java refuses
     return RouteConfig(**{**r, "options": {k: _str(v) for k, v in _dotted(r.get("options", {})).items()}})
 
 

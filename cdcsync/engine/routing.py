@@ -29,8 +29,8 @@ _NAME_OK = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def check_patterns(spark, cfg) -> None:
-    """source_table runs as a Java regex (rlike); the loader checked it with Python's re, whose dialect differs
-    (e.g. (?P<name>…) is Python only). Compile each in the JVM before the first batch."""
+    r"""source_table runs as a Java regex (rlike), a dialect Python's re does not share (\p{Lower} is Java only,
+    (?P<name>…) Python only): compile each in the JVM before the first batch."""
     pattern = spark._jvm.java.util.regex.Pattern
     for i, r in enumerate(cfg.routes):
         try:

@@ -220,14 +220,15 @@ def test_replay_of_a_routed_config_lands_every_table_and_moves_no_offsets(spark,
     assert run_once(cfg, spark).batches == 0  # the main pipeline resumes where it was: nothing re-applied
 
 
+@pytest.mark.parametrize("pattern", [r"shop\.users(?#inline comment)", r"shop\.(?P<t>users)", r"shop\.(users"])
 def test_a_route_pattern_java_cannot_compile_stops_before_any_batch(spark, bootstrap, make_topic, produce,
-                                                                     tmp_path):
+                                                                     tmp_path, pattern):
+    """Python-only syntax (the first two, which Python's re accepts) and a plain syntax error."""
     from cdcsync.errors import ConfigError
 
     topic = make_topic()
     produce(topic, [canal("shop", "users", "INSERT", [{"id": "1"}], {"id": "int"}, 1000)])
-    cfg = routed_config(tmp_path, bootstrap, topic, "canal-json",
-                        [{"source_table": r"shop\.users(?#inline comment)", "sink_table": "ods_users"}])  # Python only
+    cfg = routed_config(tmp_path, bootstrap, topic, "canal-json", [{"source_table": pattern, "sink_table": "ods_u"}])
     with pytest.raises(ConfigError) as err:
         run_once(cfg, spark)
     assert err.value.facts["key"] == "route[0].source_table" and "not a Java regular expression" in err.value.message
@@ -257,3 +258,16 @@ def test_routed_bad_records_are_dead_lettered_under_their_own_table(spark, boots
     dl = {r["offset"]: (r["target_table"], r["reason"])
           for r in dead_letter.read(spark, load_config(cfg)).collect()}
     assert dl == {2: ("ods_orders", "bad_value"), 3: ("ods_users", "bad_value"), 4: (None, "invalid_json")}
+
+
+def test_java_only_route_syntax_works(spark, bootstrap, make_topic, produce, tmp_path):
+    """Patterns Python's re refuses but Spark's Java regex takes: the loader leaves them to the JVM."""
+    topic = make_topic()
+    produce(topic, [canal("shop", "users", "INSERT", [{"id": "1", "name": "ann"}], {"id": "int", "name": "text"},
+                          1000),
+                    canal("shop", "Orders", "INSERT", [{"id": "2"}], {"id": "int"}, 1001)])
+    cfg = routed_config(tmp_path, bootstrap, topic, "canal-json",
+                        [{"source_table": r"\Qshop.\E\p{Lower}+", "sink_table": "ods_<>"}])
+    summary = run_once(cfg, spark)
+    assert set(summary.tables) == {"ods_users"} and summary.unrouted == 1  # "Orders" is not all lower case
+    assert [r["name"] for r in hudi_rs_rows(str(tmp_path / "db" / "ods_users"))] == ["ann"]
