@@ -33,8 +33,6 @@ class CsvDecoder:
         except UnicodeDecodeError as e:
             raise BadRecord("invalid_utf8", f"not UTF-8 at byte {e.start}") from None
         text = text.rstrip("\r\n")
-        if "\x00" in text:
-            raise BadRecord("bad_value", "NUL character in a CSV record")
         try:
             records = list(csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter, strict=True))
         except csv.Error as e:

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.integration
 VALUES = [
     b"1,plain", b'1,"a,b"', b'1,"say ""hi"", ok"', b'1,"two\nlines"', b'1,a"b', b'1,a"b,c"d', b'"x,""y"",z",2',
     b"1,", b'1,""', b",", b"1,plain\r\n",  # empty fields are NULL; a trailing line break ends the record
-    b'1,"open', b'1,"a"x', b"1,a\n2,b", b"1,,", b"only", b'1,"a,b",c', b"", b"\r\n",
+    b'1,"open', b"1,a\x00b", b'1,"a"x', b"1,a\n2,b", b"1,,", b"only", b'1,"a,b",c', b"", b"\r\n",
     # long fields and many fields: a regex that recursed per character overflowed the JVM's stack here
     b'1,"' + b"x" * 20_000 + b'"', b'1,"' + b'ab""' * 5_000 + b'"', b"1," + b"y" * 20_000, b",".join([b"z"] * 5_000),
 ]
