@@ -95,13 +95,15 @@ def resolve_primary_key(cfg, env: DataFrame, state: TableState) -> list[str]:
         return list(state.spec.primary_key)
     fmt = cfg.source.format
     if fmt in ("canal-json", "maxwell-json"):
-        row = env.where(F.col("_pk").isNotNull() & (F.size("_pk") > 0)).select("_pk").first()
+        live = F.col("_op").isin("u", "d")  # a bad or skipped message's key says nothing about the table
+        row = env.where(live & F.col("_pk").isNotNull() & (F.size("_pk") > 0)).select("_pk").first()
         if row:
             return list(row[0])
     if fmt == "debezium-json":
         key = F.col("_kafka_key").cast("string")
         keys = F.json_object_keys(F.coalesce(F.get_json_object(key, "$.payload"), key))
-        row = env.where(F.col("_kafka_key").isNotNull()).select(keys.alias("k")).where(F.col("k").isNotNull()).first()
+        row = (env.where(F.col("_op").isin("u", "d") & F.col("_kafka_key").isNotNull()).select(keys.alias("k"))
+               .where(F.col("k").isNotNull() & (F.size("k") > 0)).first())
         if row:
             return list(row[0])
     if fmt in ("debezium-json", "canal-json", "maxwell-json"):
@@ -268,7 +270,7 @@ def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, rec
         masking.check_key(masks, pk, state.spec.table_name)
     # shards routed to one table widen to their common types; one table's schemas keep the first-seen rule
     batch_cols = (shard_columns if routed else infer_batch_columns)(env, cfg.source.format)
-    batch_cols, env = _unnamable_columns_are_bad(batch_cols, env)
+    batch_cols, env = _unnamable_columns_are_bad(batch_cols, env, [c.name for c in state.columns or []])
     cols, changes = merge(state.columns, batch_cols, cfg.schema.columns)
     cols = masking.retype(cols, masks)
     incompatible = [c for c in changes if c.kind == "incompatible"]
@@ -342,18 +344,28 @@ def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, rec
         df.unpersist()
 
 
-_FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # Avro's rule, which a Hudi table's schema follows
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # Avro's rule (fullmatch), which a Hudi table's schema follows
 
 
-def _unnamable_columns_are_bad(cols: list[Col], env: DataFrame) -> tuple[list[Col], DataFrame]:
-    """A column name Hudi cannot store would fail the whole commit; the records carrying one are bad instead."""
-    bad = [c.name for c in cols if not _FIELD_NAME.match(c.name)]
+def _unnamable_columns_are_bad(cols: list[Col], env: DataFrame,
+                               existing: list[str] = ()) -> tuple[list[Col], DataFrame]:
+    """A column name Hudi cannot store, or one that differs from another only by case (Spark resolves names
+    case-insensitively: "ambiguous reference"), would fail the whole commit every time it is retried; the records
+    carrying one are bad instead. The first-seen spelling (the table's own first) keeps its column."""
+    seen = {n.lower() for n in existing}
+    bad = []
+    for c in cols:
+        if not _FIELD_NAME.fullmatch(c.name) or (c.name not in existing and c.name.lower() in seen):
+            bad.append(c.name)
+        else:
+            seen.add(c.name.lower())
     if not bad:
         return cols, env
     carries = F.exists(F.json_object_keys(F.coalesce("_row", "_key_row")), lambda k: k.isin(bad))
     hit = F.col("_bad").isNull() & F.coalesce(F.col("_op") != "s", F.lit(False)) & F.coalesce(carries, F.lit(False))
     detail = (f"column name(s) {', '.join(map(repr, bad))} cannot be stored in a Hudi table (letters, digits and _ "
-              "only, not starting with a digit): rename the column upstream, or replay after a fix")
+              "only, not starting with a digit, and not another column's name in other letter case): rename the "
+              "column upstream, or replay after a fix")
     env = env.withColumns({"_bad": F.when(hit, "bad_column_name").otherwise(F.col("_bad")),  # one projection:
                            "_bad_detail": F.when(hit, F.lit(detail)).otherwise(F.col("_bad_detail")),  # `hit`
                            "_op": F.when(hit, None).otherwise(F.col("_op"))})  # reads the columns as they were

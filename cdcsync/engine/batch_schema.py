@@ -31,12 +31,20 @@ _DBZ_ENCODING = {
 }
 
 
+MAX_SCALE = 38  # Spark's largest decimal precision; a Debezium scale beyond it is junk
+
+
 def debezium_field(f: dict) -> Col:
     """One Kafka Connect schema field → Col. Types the README lists as unsupported stay STRING."""
     name, logical = f["field"], f.get("name")
+    if not isinstance(name, str):
+        raise TypeError(f"field name {name!r} is not a string")
     spark_type = field_type(f).spark_ddl()
     if logical == DECIMAL_NAME:
-        return Col(name, spark_type, C.DBZ_DECIMAL, int((f.get("parameters") or {}).get("scale", 0)))
+        scale = int((f.get("parameters") or {}).get("scale", 0))
+        if not 0 <= scale <= MAX_SCALE:  # a junk scale would pad every value with that many zeros
+            raise ValueError(f"decimal scale {scale} outside 0..{MAX_SCALE}")
+        return Col(name, spark_type, C.DBZ_DECIMAL, scale)
     if logical in _DBZ_ENCODING:
         return Col(name, spark_type, _DBZ_ENCODING[logical])
     if f.get("type") in ("struct", "array", "map"):
@@ -88,15 +96,16 @@ def infer_batch_columns(env: DataFrame, fmt: str, max_schemas: int = 32) -> list
         if maps:
             return _merge_in_order([[Col(k, mysql_type(v).spark_ddl()) for k, v in m.items()] for m in maps])
     spark = env.sparkSession
-    text = rows.select(F.coalesce("_row", "_key_row").alias("j")).where(F.col("j").isNotNull())
-    reader = (spark._jsparkSession.read().option("dropFieldIfAllNull", "true")
+    # only objects: Spark's reader would unwrap an array image into columns, or add _corrupt_record for a scalar
+    text = rows.select(F.coalesce("_row", "_key_row").alias("j")).where(F.ltrim("j").startswith("{"))
+    reader = (spark._jsparkSession.read().option("dropFieldIfAllNull", "true").option("mode", "DROPMALFORMED")
               .option("prefersDecimal", "false").option("samplingRatio", "1.0"))
     inferred = reader.json(_as_strings(spark, text))
     from pyspark.sql import DataFrame as DF
 
     schema = DF(inferred, spark).schema
     order = _first_seen_order(text)
-    fields = {f.name: f.dataType for f in schema.fields}
+    fields = {f.name: f.dataType for f in schema.fields if f.name != "_corrupt_record"}
     names = [n for n in order if n in fields] + [n for n in fields if n not in order]
     return [from_spark_type(n, fields[n]) for n in names]
 
@@ -113,7 +122,7 @@ def _first_seen_order(text: DataFrame) -> list[str]:
         return []
     try:
         return list(json.loads(first[0][0]).keys())
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return []
 
 

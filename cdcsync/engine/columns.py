@@ -85,6 +85,8 @@ def convert(text: Column, col: Col) -> Column:
         return F.when(F.lower(text).isin("true", "1"), True).when(F.lower(text).isin("false", "0"), False)
     if t == "BINARY":
         return F.unbase64(text)
+    if t in ("TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT"):  # a cast would truncate 1.9 to 1 silently
+        return F.when(text.rlike(r"^\s*-?[0-9]+(\.0+)?\s*$"), text.cast(t))
     return text.cast(t)
 
 

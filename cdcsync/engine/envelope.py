@@ -39,14 +39,17 @@ def kafka_columns(raw: DataFrame) -> DataFrame:
 
 
 def _invalid_json(text: Column) -> Column:
-    # get_json_object re-parses, but only runs for records whose envelope came out empty
-    return F.get_json_object(text, "$").isNull()
+    """Re-parses, but only runs for records whose envelope came out empty. get_json_object alone accepts raw
+    control characters inside strings, which from_json (and JSON) refuse: such an object would decode as all NULL."""
+    is_object = F.ltrim(text).startswith("{")
+    return F.get_json_object(text, "$").isNull() | (is_object & F.from_json(text, "MAP<STRING, STRING>").isNull())
 
 
 def _trailing(text: Column) -> Column:
     """Text after the object ('{…} junk'): Spark's parser stops at the first value and would accept it.
-    (Two concatenated objects still read as the first, as with Flink's and Jackson's defaults.)"""
-    return ~F.rtrim(text).endswith("}")
+    (Two concatenated objects still read as the first, as with Flink's and Jackson's defaults.) Trailing
+    whitespace, a newline included, is JSON."""
+    return ~F.regexp_replace(text, r"\s+\z", "").endswith("}")
 
 
 def _guard_utf8(df: DataFrame) -> DataFrame:
@@ -175,8 +178,8 @@ def csv(df: DataFrame, columns: list[str], delimiter: str) -> DataFrame:
     # possessive and unrolled: Java's engine recurses per character on (a|b)*, and a long field overflowed the stack
     quoted = r'"[^"]*+(?:""[^"]*+)*+"'
     field = f'(?:{quoted}|[^"{d}\\r\\n][^{d}\\r\\n]*+)?+'
-    well_formed = (text != "") & text.rlike(f"^{field}(?:{d}{field})*+$")
-    n_fields = F.size(F.split(F.regexp_replace(text, f"(^|{d}){quoted}(?={d}|$)", "$1"), d))  # quoted ones emptied
+    well_formed = (text != "") & text.rlike(f"^{field}(?:{d}{field})*+\\z")  # \z: Java's $ allows a final \u2028
+    n_fields = F.size(F.split(F.regexp_replace(text, f"(^|{d}){quoted}(?={d}|\\z)", "$1"), d))  # quoted ones emptied
     tombstone = F.col("_value").isNull()
     bad = (F.when(tombstone, None).when(~well_formed, "invalid_csv")
            .when(n_fields != len(columns), "bad_field_count"))

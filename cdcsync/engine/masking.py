@@ -69,7 +69,9 @@ def _scrub_text(text: Column, names: list[str]) -> Column:
     alt = "|".join(r"\Q" + n + r"\E" for n in names)
     # possessive and unrolled: Java recurses per character on (a|b)*, and a long value would overflow the stack
     pattern = r'("(?:' + alt + r')"\s*:\s*)("[^"\\]*+(?:\\[\s\S][^"\\]*+)*+"?|[^,}\]\s]+)'
-    return F.regexp_replace(text, pattern, '$1"' + MASKED_TEXT + '"')
+    # an object or array value has no end a regex can find: drop the whole text rather than leave part in clear
+    nested = text.rlike(r'"(?:' + alt + r')"\s*:\s*[\[{]')
+    return F.when(nested, F.lit(None)).otherwise(F.regexp_replace(text, pattern, '$1"' + MASKED_TEXT + '"'))
 
 
 def scrub_raw(df: DataFrame, masks: dict, fmt: str = "json") -> DataFrame:

@@ -25,7 +25,7 @@ from cdcsync.schema.types import parse_type, widen
 
 PROGRESS_FILE = "routes-progress.json"
 DEFAULT = -1  # route index of the default route ([sink] unrouted = "default")
-_NAME_OK = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NAME_OK = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch: "$" would let a trailing newline through
 
 
 def check_patterns(spark, cfg) -> None:
@@ -34,7 +34,7 @@ def check_patterns(spark, cfg) -> None:
     pattern = spark._jvm.java.util.regex.Pattern
     for i, r in enumerate(cfg.routes):
         try:
-            pattern.compile("^(?:" + r.source_table + ")$")
+            pattern.compile("^(?:" + r.source_table + r")\z")
         except Exception as e:  # py4j wraps java.util.regex.PatternSyntaxException
             first = str(e).split("PatternSyntaxException:", 1)[-1].strip().splitlines()[0][:200]
             raise ConfigError(f"{cfg.path}: route[{i}].source_table = {r.source_table!r} is not a Java regular "
@@ -47,7 +47,7 @@ def route_index(routes) -> Column:
     """The first route whose source_table matches "db.table" in full; NULL when none does."""
     out = None
     for i, r in enumerate(routes):
-        cond = F.col("_table").rlike("^(?:" + r.source_table + ")$")
+        cond = F.col("_table").rlike("^(?:" + r.source_table + r")\z")  # \z: Java's $ also matches before a final \n
         out = F.when(cond, F.lit(i)) if out is None else out.when(cond, F.lit(i))
     return out
 
@@ -65,7 +65,7 @@ def sink_name(routes, default_name: str) -> Column:
 
 def route_config(cfg, index: int, name: str):
     """The config one routed table is processed with: the route's key, partitioning and type over [sink]'s."""
-    if not _NAME_OK.match(name):
+    if not _NAME_OK.fullmatch(name):
         raise ConfigError(f"route[{index}] gives table name {name!r}, which is not a valid Hudi table name",
                           hint="sink_table must give letters, digits and '_' only", key=f"route[{index}].sink_table")
     base = cfg.sink

@@ -177,3 +177,21 @@ def test_a_long_masked_value_in_a_bad_record_is_scrubbed(spark, bootstrap, make_
     text = dead["value_text"] or bytes(dead["value"]).decode()
     assert MASKED_TEXT in text and '"age": "not-a-number"' in text
     assert CLEAR[0] not in text and CLEAR[3] not in text and 'ab\\"c' not in text and "zzz" not in text
+
+
+def test_a_masked_field_holding_an_object_drops_the_raw_text(spark, bootstrap, make_topic, produce, tmp_path,
+                                                             monkeypatch):
+    """A regex cannot find where an object or array value ends: the dead-letter row keeps no raw text at all."""
+    from cdcsync.config import load_config
+    from cdcsync.sinks import dead_letter
+
+    monkeypatch.setenv("T_MASK_SALT", SALT)
+    monkeypatch.setenv("T_MASK_KEY", KEY)
+    topic = make_topic()
+    produce(topic, ['{"id": 1, "ssn": {"a": 1, "v": "' + CLEAR[0] + '"}, "age": "x"}',
+                    '{"id": 2, "email": [ "' + CLEAR[3] + '"], "age": "y"}'])
+    cfg = masked_config(tmp_path, bootstrap, topic)
+    assert run_once(cfg, spark).totals["bad"] == 2
+    dead = [r.asDict() for r in dead_letter.read(spark, load_config(cfg)).collect()]
+    assert len(dead) == 2 and all(r["value"] is None and r["value_text"] is None for r in dead)
+    assert CLEAR[0] not in str(dead) and CLEAR[3] not in str(dead)
