@@ -8,6 +8,7 @@ METADATA_COLUMNS = ["topic", "partition", "offset", "timestamp", "timestamp-type
 
 _str_list = {"type": "array", "items": {"type": "string", "minLength": 1}}
 _scalar = {"type": ["string", "integer", "number", "boolean"]}
+_NAME = r"^[A-Za-z_][A-Za-z0-9_]*\Z"  # names Hudi and the environment take; \Z: jsonschema's "$" allows a final \n
 
 SOURCE = {
     "type": "object",
@@ -38,7 +39,7 @@ SINK = {
     "required": ["path", "table_name"],
     "properties": {
         "path": {"type": "string", "minLength": 1},
-        "table_name": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        "table_name": {"type": "string", "pattern": _NAME},
         "table_type": {"enum": ["MERGE_ON_READ", "COPY_ON_WRITE"]},
         "primary_key": _str_list,
         "ordering_field": {"type": "string"},
@@ -59,7 +60,7 @@ ROUTE = {
         "primary_key": _str_list,
         "partition_by": _str_list,
         "table_type": {"enum": ["MERGE_ON_READ", "COPY_ON_WRITE"]},
-        "source_column": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        "source_column": {"type": "string", "pattern": _NAME},
         "options": {"type": "object", "additionalProperties": _scalar},
     },
 }
@@ -74,8 +75,8 @@ MASK = {
     "properties": {
         "column": {"type": "string", "minLength": 1},
         "method": {"enum": MASK_METHODS},
-        "salt_env": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
-        "key_env": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        "salt_env": {"type": "string", "pattern": _NAME},
+        "key_env": {"type": "string", "pattern": _NAME},
         "value": {"type": "string"},
         "tables": {"type": "string", "minLength": 1},
     },

@@ -7,7 +7,6 @@ batch's ledger, which travels in the Hudi commit with the offsets.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 
 from pyspark import StorageLevel
@@ -17,7 +16,7 @@ from pyspark.sql import functions as F
 from cdcsync import __version__
 from cdcsync.engine import masking, routing
 from cdcsync.engine.batch_schema import infer_batch_columns
-from cdcsync.engine.columns import Col, schema_to_json, typed_row
+from cdcsync.engine.columns import NAME, Col, schema_to_json, typed_row
 from cdcsync.engine.envelope import decode_envelope
 from cdcsync.engine.evolution import Change, merge
 from cdcsync.engine.faults import maybe_crash
@@ -344,9 +343,6 @@ def _process(spark, cfg, state, batch_id, start, end, env, reporter, on_bad, rec
         df.unpersist()
 
 
-_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # Avro's rule (fullmatch), which a Hudi table's schema follows
-
-
 def _unnamable_columns_are_bad(cols: list[Col], env: DataFrame,
                                existing: list[str] = ()) -> tuple[list[Col], DataFrame]:
     """A column name Hudi cannot store, or one that differs from another only by case (Spark resolves names
@@ -355,7 +351,7 @@ def _unnamable_columns_are_bad(cols: list[Col], env: DataFrame,
     seen = {n.lower() for n in existing}
     bad = []
     for c in cols:
-        if not _FIELD_NAME.fullmatch(c.name) or (c.name not in existing and c.name.lower() in seen):
+        if not NAME.fullmatch(c.name) or (c.name not in existing and c.name.lower() in seen):
             bad.append(c.name)
         else:
             seen.add(c.name.lower())

@@ -8,10 +8,13 @@ a bad value: the record is reported, never silently nulled.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # Avro's rule for Hudi column and table names; use fullmatch
 
 # encodings: how the JSON value carries the column's type
 PLAIN = "plain"  # JSON number/bool/string/ISO date text, cast to the type

@@ -10,7 +10,6 @@ the last; a restart that finds "writing" re-applies exactly that range to the ta
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import replace
 
 from pyspark.sql import Column, DataFrame
@@ -18,14 +17,13 @@ from pyspark.sql import functions as F
 
 from cdcsync.engine import checkpoint
 from cdcsync.engine.batch_schema import from_debezium_schema, infer_batch_columns
-from cdcsync.engine.columns import DBZ_DECIMAL, PLAIN, Col
+from cdcsync.engine.columns import DBZ_DECIMAL, NAME, PLAIN, Col
 from cdcsync.errors import ConfigError
 from cdcsync.formats.mysql_types import mysql_type
 from cdcsync.schema.types import parse_type, widen
 
 PROGRESS_FILE = "routes-progress.json"
 DEFAULT = -1  # route index of the default route ([sink] unrouted = "default")
-_NAME_OK = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch: "$" would let a trailing newline through
 
 
 def check_patterns(spark, cfg) -> None:
@@ -65,7 +63,7 @@ def sink_name(routes, default_name: str) -> Column:
 
 def route_config(cfg, index: int, name: str):
     """The config one routed table is processed with: the route's key, partitioning and type over [sink]'s."""
-    if not _NAME_OK.fullmatch(name):
+    if not NAME.fullmatch(name):  # fullmatch: a trailing newline is no name
         raise ConfigError(f"route[{index}] gives table name {name!r}, which is not a valid Hudi table name",
                           hint="sink_table must give letters, digits and '_' only", key=f"route[{index}].sink_table")
     base = cfg.sink

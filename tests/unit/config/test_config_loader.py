@@ -44,6 +44,7 @@ def write(tmp_path: Path, text: str) -> Path:
     (GOOD + "[run]\ntrigger_interval = \"10 parsecs\"\n", ["'run.trigger_interval' = '10 parsecs' does not match"]),
     (GOOD.replace('format = "debezium-json"', 'format = "debezium-json"\nstartup_mode = "timestamp"'),
      ["needs 'source.startup_timestamp_ms'"]),
+    (GOOD.replace('table_name = "t"', 'table_name = "t\\n"'), ["'sink.table_name' = 't\\n' does not match"]),
     (GOOD.replace('format = "debezium-json"', 'format = "csv"\ncsv_field_delimiter = \'"\''),  # the quote character
      ["'source.csv_field_delimiter' = '\"' does not match"]),
 ])
