@@ -48,7 +48,9 @@ def validate(
 
 
 def _route(cfg, r) -> dict:
+    from cdcsync.config.model import routed_path
+
     return {"source_table": r.source_table, "sink_table": r.sink_table, "table_type": r.table_type or
             cfg.sink.table_type, "primary_key": r.primary_key, "partition_by": list(r.partition_by),
-            "path": f"{cfg.sink.path.rstrip('/')}/{r.sink_table}",  # with "<>": one table per source table
+            "path": routed_path(cfg.sink.path, r.sink_table),  # with "<>": one table per source table
             "one_table_per_source": "<>" in r.sink_table}

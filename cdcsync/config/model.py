@@ -38,6 +38,11 @@ class SinkConfig:
     unrouted: str = "skip"  # with [[route]]: "skip" (counted) or "default" (into this table)
 
 
+def routed_path(sink_path: str, name: str) -> str:
+    """Where the [[route]] table `name` lives: under [sink] path."""
+    return f"{sink_path.rstrip('/')}/{name}"
+
+
 @dataclass(frozen=True)
 class RouteConfig:
     source_table: str  # regular expression, matched in full against "database.table"

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync.config.model import routed_path
 from cdcsync.engine import checkpoint
 from cdcsync.engine.batch_schema import from_debezium_schema, infer_batch_columns
 from cdcsync.engine.columns import DBZ_DECIMAL, NAME, PLAIN, Col
@@ -26,13 +27,17 @@ PROGRESS_FILE = "routes-progress.json"
 DEFAULT = -1  # route index of the default route ([sink] unrouted = "default")
 
 
+def _anchored(source_table: str) -> str:
+    return "^(?:" + source_table + r")\z"  # the whole name; \z: Java's $ also matches before a final \n
+
+
 def check_patterns(spark, cfg) -> None:
     r"""source_table runs as a Java regex (rlike), a dialect Python's re does not share (\p{Lower} is Java only,
     (?P<name>…) Python only): compile each in the JVM before the first batch."""
     pattern = spark._jvm.java.util.regex.Pattern
     for i, r in enumerate(cfg.routes):
         try:
-            pattern.compile("^(?:" + r.source_table + r")\z")
+            pattern.compile(_anchored(r.source_table))
         except Exception as e:  # py4j wraps java.util.regex.PatternSyntaxException
             first = str(e).split("PatternSyntaxException:", 1)[-1].strip().splitlines()[0][:200]
             raise ConfigError(f"{cfg.path}: route[{i}].source_table = {r.source_table!r} is not a Java regular "
@@ -45,7 +50,7 @@ def route_index(routes) -> Column:
     """The first route whose source_table matches "db.table" in full; NULL when none does."""
     out = None
     for i, r in enumerate(routes):
-        cond = F.col("_table").rlike("^(?:" + r.source_table + r")\z")  # \z: Java's $ also matches before a final \n
+        cond = F.col("_table").rlike(_anchored(r.source_table))
         out = F.when(cond, F.lit(i)) if out is None else out.when(cond, F.lit(i))
     return out
 
@@ -67,7 +72,7 @@ def route_config(cfg, index: int, name: str):
         raise ConfigError(f"route[{index}] gives table name {name!r}, which is not a valid Hudi table name",
                           hint="sink_table must give letters, digits and '_' only", key=f"route[{index}].sink_table")
     base = cfg.sink
-    path = f"{base.path.rstrip('/')}/{name}"
+    path = routed_path(base.path, name)
     if index == DEFAULT:
         return replace(cfg, sink=replace(base, path=path, table_name=name))
     r = cfg.routes[index]
