@@ -15,6 +15,7 @@ from typing import Any
 from cdcsync.config.model import Config, MaskConfig, RouteConfig, RunConfig, SchemaConfig, SinkConfig, SourceConfig
 from cdcsync.config.schema import CONFIG_SCHEMA, FREE_FORM
 from cdcsync.errors import ConfigError
+from cdcsync.secrets import is_secret_key
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -133,10 +134,10 @@ def _describe(err) -> str:
     if v == "type":
         want = err.validator_value
         want = " or ".join(want) if isinstance(want, list) else want
-        got = f"{type(err.instance).__name__} {_safe(where, err.instance)}"
+        got = f"{type(err.instance).__name__} {_safe(trail, err.instance)}"
         return f"'{where}' must be {_article(want)} {want}, not {got}"
     if v == "pattern":
-        return f"'{where}' = {_safe(where, err.instance)} does not match the expected form {err.validator_value}"
+        return f"'{where}' = {_safe(trail, err.instance)} does not match the expected form {err.validator_value}"
     return f"'{where}': {err.message}"
 
 
@@ -148,13 +149,8 @@ def _article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
 
 
-def _safe(key: str, value: Any) -> str:
-    return "(hidden)" if is_secret_key(key) else repr(value)
-
-
-def is_secret_key(key: str) -> bool:
-    k = key.lower()
-    return any(s in k for s in ("password", "secret", "jaas", "token", "credential", "ssl.key", "keystore.key"))
+def _safe(trail: tuple, value: Any) -> str:
+    return "(hidden)" if any(is_secret_key(p) for p in trail if isinstance(p, str)) else repr(value)
 
 
 def _key(trail: tuple) -> str:

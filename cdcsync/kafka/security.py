@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from cdcsync.errors import ConfigError
+from cdcsync.secrets import is_secret_key
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 PASSWORD_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")  # the ones the probe can authenticate with
 MASK = "****"
 
-_SECRET_PARTS = ("password", "secret", "jaas", "token", "credential", "keystore.key", "ssl.key.pem", "private")
 _JAAS_OPT = re.compile(r'([A-Za-z_][\w.\-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s;"]+))')
 # Java's default sasl.mechanism is GSSAPI; the login module tells us what the operator meant.
 _MODULE_MECHANISM = {"PlainLoginModule": "PLAIN", "OAuthBearerLoginModule": "OAUTHBEARER", "Krb5LoginModule": "GSSAPI",
@@ -197,11 +197,6 @@ def check(sec: Security) -> Security:
                           hint="set security.protocol = SASL_PLAINTEXT or SASL_SSL (or drop the SASL settings)",
                           key="security.protocol")
     return sec
-
-
-def is_secret_key(key: str) -> bool:
-    k = key.lower()
-    return any(s in k for s in _SECRET_PARTS)
 
 
 def secret_values(props: dict[str, Any]) -> list[str]:
