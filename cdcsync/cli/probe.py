@@ -1,6 +1,6 @@
 """`cdcsync probe` (alias `probe-brokers`): which hop between this host and Kafka fails, and how to fix it.
 
-Thin: options → Security → cdcsync.kafka.probe → a rich table (or one JSON object) → the exit code. Starts no JVM.
+Thin: options → Security → cdcsync.probe.walk → a rich table (or one JSON object) → the exit code. Starts no JVM.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ app.command("probe-brokers", help="Same as `cdcsync probe`.")(probe)
 
 def _servers(text: str, config: Path | None) -> list[tuple[str, int]]:
     from cdcsync.errors import ConfigError
-    from cdcsync.kafka.wire import parse_servers
+    from cdcsync.probe.net import parse_servers
 
     try:
         return parse_servers(text)
@@ -112,8 +112,8 @@ def _run(servers, sec, topics, group, timeout):
     import ssl
 
     from cdcsync.errors import ConfigError
-    from cdcsync.kafka.probe import probe as run_probe
-    from cdcsync.kafka.wire import tls_context
+    from cdcsync.probe.net import tls_context
+    from cdcsync.probe.walk import probe as run_probe
 
     if sec.tls:
         try:  # a CA, client certificate or key that cannot be loaded is a config error, found before connecting

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cdcsync.kafka.probe import host_classes, lint_advertised
+from cdcsync.probe.lint import host_classes, lint_advertised
 
 
 @pytest.mark.parametrize("host, addresses, expected", [

@@ -9,9 +9,14 @@ import time
 
 import pytest
 
-from cdcsync.kafka.probe import FAIL, OK, SKIP, WARN, Check, Hop, Report, _classify, group_checks, probe, topic_checks
 from cdcsync.kafka.security import Security
-from cdcsync.kafka.wire import WireError, parse_servers
+from cdcsync.probe.failures import classify as classify_failure
+from cdcsync.probe.group import group_checks
+from cdcsync.probe.hop import Client, Hop
+from cdcsync.probe.net import WireError, parse_servers
+from cdcsync.probe.report import FAIL, OK, SKIP, WARN, Check, Report
+from cdcsync.probe.topics import topic_checks
+from cdcsync.probe.walk import probe
 
 SASL = Security(protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-256", username="alice", password="Secr3t-pw")
 
@@ -21,7 +26,7 @@ PLAINTEXT = Security()
 
 def classify(role, layer, err, sec=PLAINTEXT, broker_id=None) -> Check:
     hop = Hop("broker-1.internal", 9092, role, broker_id=broker_id)
-    _classify(hop, layer, err, time.perf_counter(), sec, None, None, 5.0)
+    classify_failure(hop, layer, err, time.perf_counter(), Client(sec, None, 5.0), None)
     assert hop.failure is not None and hop.failure is hop.checks[-1]
     return hop.failure
 
