@@ -80,7 +80,6 @@ def probe(
         _emit(data)
     else:
         _render(data)
-    # SystemExit, not typer.Exit: click returns (drops) typer.Exit's code under standalone_mode=False (app.main)
     raise SystemExit(report.exit_code)
 
 
