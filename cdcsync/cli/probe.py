@@ -64,9 +64,9 @@ def probe(
             _usage_error("give --bootstrap-servers HOST:PORT or --config with source.bootstrap_servers")
         servers = _servers(bootstrap_servers, config)
         sec = secmod.from_properties(props, f"{config} [source.properties]") if props else secmod.Security()
-        sec = secmod.check(secmod.with_flags(
-            sec, security_protocol=security_protocol, sasl_mechanism=sasl_mechanism, sasl_username=sasl_username,
-            sasl_password=sasl_password, ssl_cafile=ssl_cafile, ssl_check_hostname=ssl_check_hostname))
+        sec = secmod.check(secmod.with_flags(sec, secmod.Flags(
+            security_protocol=security_protocol, sasl_mechanism=sasl_mechanism, sasl_username=sasl_username,
+            sasl_password=sasl_password, ssl_cafile=ssl_cafile, ssl_check_hostname=ssl_check_hostname)))
         secrets += sec.secrets()
         report = _run(servers, sec, topic or [], group, timeout)
     except ConfigError as e:

@@ -153,28 +153,37 @@ def _pem_file(path: str, key: str, store_type: str | None, origin: str) -> str:
     return str(f)
 
 
-def with_flags(base: Security, *, security_protocol: str | None = None, sasl_mechanism: str | None = None,
-               sasl_username: str | None = None, sasl_password: str | None = None, ssl_cafile: str | None = None,
-               ssl_check_hostname: bool | None = None) -> Security:
+@dataclass(frozen=True)
+class Flags:
+    """The command line's security options; None leaves the config file's setting."""
+    security_protocol: str | None = None
+    sasl_mechanism: str | None = None
+    sasl_username: str | None = None
+    sasl_password: str | None = field(default=None, repr=False)
+    ssl_cafile: str | None = None
+    ssl_check_hostname: bool | None = None
+
+
+def with_flags(base: Security, flags: Flags) -> Security:
     """CLI flags override the config file, one setting at a time."""
     changes: dict[str, Any] = {}
-    if security_protocol:
-        proto = security_protocol.upper()
+    if flags.security_protocol:
+        proto = flags.security_protocol.upper()
         if proto not in PROTOCOLS:
-            raise ConfigError(f"--security-protocol {security_protocol!r} is not one of {', '.join(PROTOCOLS)}",
-                              hint="use the protocol of the broker listener you connect to")
+            raise ConfigError(f"--security-protocol {flags.security_protocol!r} is not one of "
+                              f"{', '.join(PROTOCOLS)}", hint="use the protocol of the broker listener you connect to")
         changes["protocol"] = proto
-    if sasl_mechanism:
-        changes["sasl_mechanism"] = sasl_mechanism.upper()
-    if sasl_username is not None:
-        changes["username"] = sasl_username
-    if sasl_password is not None:
-        changes["password"] = sasl_password
-    if ssl_cafile:
-        changes["ssl_cafile"] = _pem_file(ssl_cafile, "--ssl-cafile", None, "command line")
+    if flags.sasl_mechanism:
+        changes["sasl_mechanism"] = flags.sasl_mechanism.upper()
+    if flags.sasl_username is not None:
+        changes["username"] = flags.sasl_username
+    if flags.sasl_password is not None:
+        changes["password"] = flags.sasl_password
+    if flags.ssl_cafile:
+        changes["ssl_cafile"] = _pem_file(flags.ssl_cafile, "--ssl-cafile", None, "command line")
         changes["ssl_cadata"] = None
-    if ssl_check_hostname is not None:
-        changes["ssl_check_hostname"] = ssl_check_hostname
+    if flags.ssl_check_hostname is not None:
+        changes["ssl_check_hostname"] = flags.ssl_check_hostname
     if not changes:
         return base
     origin = "command line" if base.origin == "defaults" else f"{base.origin} and command line"

@@ -8,6 +8,7 @@ from cdcsync.errors import ConfigError
 from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka.security import (
     MASK,
+    Flags,
     Security,
     check,
     from_properties,
@@ -102,7 +103,7 @@ def test_password_mechanism_without_credentials_fails_check():
 
 def test_sasl_flags_without_a_sasl_protocol_fail_check_but_config_sasl_keys_are_ignored_like_java():
     with pytest.raises(ConfigError, match="clients ignore them"):
-        check(with_flags(Security(), sasl_mechanism="PLAIN", sasl_username="u", sasl_password="p"))
+        check(with_flags(Security(), Flags(sasl_mechanism="PLAIN", sasl_username="u", sasl_password="p")))
     sec = check(from_properties({"sasl.mechanism": "PLAIN", "sasl.jaas.config": SCRAM_JAAS}))
     assert (sec.protocol, sec.sasl_mechanism, sec.username, sec.password) == ("PLAINTEXT", None, None, None)
 
@@ -110,14 +111,14 @@ def test_sasl_flags_without_a_sasl_protocol_fail_check_but_config_sasl_keys_are_
 def test_flags_override_the_config_one_setting_at_a_time(ca_pem):
     base = from_properties({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
                             "sasl.jaas.config": SCRAM_JAAS.replace("Scram", "Plain")}, "cfg.toml")
-    sec = with_flags(base, sasl_password="from-flag", ssl_check_hostname=False)
+    sec = with_flags(base, Flags(sasl_password="from-flag", ssl_check_hostname=False))
     assert (sec.username, sec.password, sec.protocol) == ("alice", "from-flag", "SASL_PLAINTEXT")
     assert sec.origin == "cfg.toml and command line" and sec.ssl_check_hostname is False
-    assert with_flags(base) is base
-    tls = with_flags(Security(), security_protocol="ssl", ssl_cafile=str(ca_pem))
+    assert with_flags(base, Flags()) is base
+    tls = with_flags(Security(), Flags(security_protocol="ssl", ssl_cafile=str(ca_pem)))
     assert (tls.protocol, tls.ssl_cafile, tls.origin) == ("SSL", str(ca_pem), "command line")
     with pytest.raises(ConfigError):
-        with_flags(Security(), security_protocol="TLS")
+        with_flags(Security(), Flags(security_protocol="TLS"))
 
 
 def test_secrets_stay_out_of_repr_and_describe():
