@@ -1,7 +1,4 @@
-"""One root error, one subclass per stage. Each carries its facts, its fix, and the exit code it maps to.
-
-Retryable errors (a broker restarting, a lost leader) may be retried by the engine; terminal ones stop the run.
-"""
+"""One root error, one subclass per stage. Each carries its facts, its fix, and the exit code it maps to."""
 
 from __future__ import annotations
 
@@ -10,7 +7,6 @@ from cdcsync.exit_codes import ExitCode
 
 class CdcsyncError(Exception):
     exit_code: ExitCode = ExitCode.INTERNAL
-    retryable: bool = False
 
     def __init__(self, message: str, *, hint: str | None = None, exit_code: ExitCode | None = None, **facts):
         super().__init__(message)
@@ -50,12 +46,10 @@ class SourceError(CdcsyncError):
     """Kafka could not be read: unreachable broker, missing topic, offsets out of range."""
 
     exit_code = ExitCode.UNREACHABLE
-    retryable = True
 
 
 class TopicMissingError(SourceError):
     exit_code = ExitCode.TOPIC_MISSING
-    retryable = False
 
 
 class DecodeError(CdcsyncError):

@@ -30,11 +30,10 @@ def _selection(reason, topic, partition, from_offset, to_offset, include_replaye
 
 def _open(config: Path):
     from cdcsync.config import load_config
-    from cdcsync.engine.session import build_session
+    from cdcsync.engine.session import for_config
 
     cfg = load_config(config)  # exits 78 before Spark starts
-    conf = {k: v for k, v in cfg.spark.items() if k != "master"}
-    return cfg, build_session(f"cdcsync-dead-letter-{cfg.sink.table_name}", cfg.spark.get("master", "local[*]"), conf)
+    return cfg, for_config(cfg, "dead-letter")
 
 
 @dl.command("list")

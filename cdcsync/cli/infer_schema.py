@@ -130,10 +130,10 @@ class _Source:
     def records(self, max_records: int, timeout: float, warn):
         if self.file is not None:
             return _file_records(self.file)
-        from cdcsync.kafka.sample import sample
+        from cdcsync.kafka.sample import TopicSet, sample
 
-        return sample(self.servers, self.topics, self.pattern, max_per_partition=max_records, timeout_s=timeout,
-                      client_kwargs=self.client_kwargs, warn=warn)
+        where = TopicSet(self.servers, self.topics, self.pattern, self.client_kwargs or {})
+        return sample(where, max_per_partition=max_records, timeout_s=timeout, warn=warn)
 
     def describe(self) -> str:
         if self.file is not None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from cdcsync.cli.app import app
-from cdcsync.kafka.offsets import REPLAY_SPEC_HELP
+from cdcsync.kafka.replay_spec import REPLAY_SPEC_HELP
 
 
 @app.command("replay-from-offset")

@@ -45,20 +45,12 @@ def write_json(spark, directory: str, name: str, data: dict) -> None:
     fs.rename(tmp, path)
 
 
-def text_keys(offsets: Offsets) -> dict:
-    return {t: {str(p): o for p, o in parts.items()} for t, parts in offsets.items()}
-
-
-def int_keys(data: dict) -> Offsets:
-    return {t: {int(p): int(o) for p, o in parts.items()} for t, parts in data.items()}
-
-
 def read_start(spark, directory: str) -> tuple[Offsets, str] | None:
     data = read_json(spark, directory, START_FILE)
     if data is None:
         return None
-    return int_keys(data["offsets"]), data.get("decided_by", START_FILE)
+    return Offsets.from_json(data["offsets"]), data.get("decided_by", START_FILE)
 
 
 def write_start(spark, directory: str, offsets: Offsets, decided_by: str) -> None:
-    write_json(spark, directory, START_FILE, {"offsets": text_keys(offsets), "decided_by": decided_by})
+    write_json(spark, directory, START_FILE, {"offsets": Offsets(offsets).to_json(), "decided_by": decided_by})

@@ -1,7 +1,7 @@
 """Inspect and replay the dead-letter table: reason counts, records, and re-ingesting chosen records after the
 config or the upstream is fixed.
 
-A replay runs the chosen records through the same batch path as `run` (`run_batch(raw=...)`), committed under
+A replay feeds the chosen records to the same sync loop as `run`, as one batch of given rows, committed under
 `_cdcsync.replay` so the pipeline's resume offsets never move; then the records that landed are marked
 replayed. Records still bad stay un-replayed and are reported.
 """
@@ -9,14 +9,16 @@ replayed. Records still bad stay un-replayed and are reported.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from cdcsync.engine.batch import TableState, run_batch
-from cdcsync.engine.columns import schema_from_json
-from cdcsync.engine.lock import WriterLock, multi_writer_configured
+from cdcsync.engine.model import BatchInput, BatchResult, CommitMode
+from cdcsync.engine.pipeline import Pipeline
+from cdcsync.engine.sync import Summary, sync
+from cdcsync.kafka.offsets import Offsets
 from cdcsync.sinks import dead_letter, hudi
 
 PREVIEW_BYTES = 200
@@ -49,7 +51,7 @@ class Selection:
 
 
 @dataclass
-class ReplayResult:
+class DeadLetterReplayResult:
     table: str
     dead_letter_path: str
     selected: int = 0  # dead-letter rows chosen
@@ -108,33 +110,60 @@ def records(spark, cfg, sel: Selection, limit: int | None = 20) -> list[dict]:
     return out
 
 
-def replay(spark, cfg, sel: Selection, reporter) -> ReplayResult:
+class _StillBad:
+    """The bad-record handler of a dead-letter replay: records still bad are collected, not dead-lettered again."""
+
+    def __init__(self):
+        self.rows: list[dict] = []
+
+    def __call__(self, bad_df, _batch_id, _count) -> list[dict]:
+        rows = [r.asDict() for r in bad_df.select(
+            F.col("_kafka_topic").alias("topic"), F.col("_kafka_partition").alias("partition"),
+            F.col("_kafka_offset").alias("offset"), F.col("_pos").cast("int").alias("row_index"),
+            F.col("_reason").alias("reason"), F.col("_reason_detail").alias("error")).collect()]
+        self.rows += rows
+        return rows[:5]
+
+
+class _DeadLetterBatch:
+    """The batch source of a dead-letter replay: the chosen records as one batch of given rows."""
+
+    def __init__(self, batch: BatchInput):
+        self.batch = batch
+        self.result: BatchResult | None = None
+
+    def batches(self) -> Iterator[BatchInput]:
+        yield self.batch
+
+    def committed(self, result: BatchResult, seconds: float) -> None:
+        self.result = result
+
+
+def replay(spark, cfg, sel: Selection, reporter) -> DeadLetterReplayResult:
     """Re-ingest the chosen, not yet replayed dead-letter records into the main table, then mark them."""
     t0 = time.monotonic()
     _check_replayable(cfg)
-    sel = Selection(**{**sel.__dict__, "include_replayed": False})  # a replayed record is never replayed twice
-    result = ReplayResult(cfg.sink.table_name, dead_letter.path_for(cfg))
-    lock = WriterLock(spark, cfg.run.checkpoint_dir, "cdcsync dead-letter replay")
-    if not multi_writer_configured(cfg.sink.options):
-        lock.acquire(cfg.sink.table_name)
+    sel = replace(sel, include_replayed=False)  # a replayed record is never replayed twice
+    result = DeadLetterReplayResult(cfg.sink.table_name, dead_letter.path_for(cfg))
+    pipe = Pipeline(cfg, reporter, mode=CommitMode.REPLAY, spark=spark, on_bad=_StillBad())
+    pipe.lock_table("cdcsync dead-letter replay")
     try:
         chosen = selected(spark, cfg, sel)
         if chosen is None:
             return result
         chosen = chosen.persist()
         try:
-            _replay(spark, cfg, chosen, reporter, result)
+            _replay(pipe, chosen, result)
         finally:
             chosen.unpersist()
         return result
     finally:
-        lock.release()
+        pipe.close()
         result.seconds = round(time.monotonic() - t0, 3)
 
 
-def _replay(spark, cfg, chosen: DataFrame, reporter, result: ReplayResult) -> None:
-    from cdcsync.engine.runner import table_spec
-
+def _replay(pipe: Pipeline, chosen: DataFrame, result: DeadLetterReplayResult) -> None:
+    spark, cfg = pipe.spark, pipe.cfg
     result.selected = chosen.count()
     if not result.selected:
         return
@@ -142,34 +171,21 @@ def _replay(spark, cfg, chosen: DataFrame, reporter, result: ReplayResult) -> No
     per_part = {(r["topic"], r["partition"]): (r["lo"], r["hi"], r["n"]) for r in raw.groupBy("topic", "partition")
                 .agg(F.min("offset").alias("lo"), F.max("offset").alias("hi"), F.count(F.lit(1)).alias("n")).collect()}
     result.messages = sum(n for _, _, n in per_part.values())
-    start, end = {}, {}
-    for (t, p), (lo, hi, _) in per_part.items():
-        start.setdefault(t, {})[p] = lo
-        end.setdefault(t, {})[p] = hi + 1
-    state = TableState(spec=table_spec(cfg))
-    last = hudi.last_checkpoint(spark, cfg.sink.path)
-    if last:
-        state.columns = schema_from_json(last["schema"])
+    start = Offsets.from_entries((t, p, lo) for (t, p), (lo, _, _) in per_part.items())
+    end = Offsets.from_entries((t, p, hi + 1) for (t, p), (_, hi, _) in per_part.items())
+    state = pipe.table_state()
     if not state.spec.primary_key:  # a key inferred by an earlier run is in the table's own config
-        state.spec = _with_table_key(spark, state.spec)
+        state.spec = replace(state.spec, primary_key=hudi.record_key_fields(spark, cfg.sink.path))
+    last = hudi.last_checkpoint(spark, cfg.sink.path)
     batch_id = last["batch_id"] if last else 0
-    still_bad: list[list] = []  # collected rows, one list per on_bad call
-
-    def on_bad(bad_df, _batch_id, _count):
-        still_bad.append(bad_df.select(
-            F.col("_kafka_topic").alias("topic"), F.col("_kafka_partition").alias("partition"),
-            F.col("_kafka_offset").alias("offset"), F.col("_pos").cast("int").alias("row_index"),
-            F.col("_reason").alias("reason"), F.col("_reason_detail").alias("error")).collect())
-        return [r.asDict() for r in still_bad[-1][:5]]
-
-    reporter.event("replay", table=cfg.sink.table_name, records=result.selected, messages=result.messages,
-                   dead_letter=result.dead_letter_path)
-    # every chosen message read back exactly once, checked before the commit (each row in one class: run_batch)
+    pipe.reporter.event("replay", table=cfg.sink.table_name, records=result.selected, messages=result.messages,
+                        dead_letter=result.dead_letter_path)
+    # every chosen message read back exactly once, checked before the commit (each row in one class: the ledger)
     want = {f"{t}/{p}": n for (t, p), (_, _, n) in per_part.items()}
-    batch = run_batch(spark, cfg, state, batch_id, start, end, reporter, on_bad, record_offsets=False, raw=raw,
-                      expect_messages=want)
-    result.instant, result.ledger = batch.instant, batch.ledger
-    bad_rows = [r.asDict() for rows in still_bad for r in rows]
+    source = _DeadLetterBatch(BatchInput(batch_id, start, end, rows=raw, expect_messages=want))
+    sync(pipe, source, Summary(cfg.sink.table_name, cfg.sink.path, "dead-letter"))
+    result.instant, result.ledger = source.result.instant, source.result.ledger
+    bad_rows = pipe.on_bad.rows
     result.still_bad = sorted(bad_rows, key=lambda r: (r["topic"], r["partition"], r["offset"], r["row_index"]))
     landed = chosen
     if bad_rows:
@@ -178,10 +194,10 @@ def _replay(spark, cfg, chosen: DataFrame, reporter, result: ReplayResult) -> No
         landed = chosen.join(bad_keys, dead_letter.KEY, "left_anti")
     result.replayed = landed.count()
     if result.replayed:
-        dead_letter.mark_replayed(cfg, landed, batch.instant or "", batch_id)
+        dead_letter.mark_replayed(cfg, landed, result.instant or "", batch_id)
     for r in result.still_bad[:3]:
-        reporter.warn(f"still bad, left un-replayed: {r['topic']}/{r['partition']}@{r['offset']}: "
-                      f"{r['reason']}: {r['error']}")
+        pipe.reporter.warn(f"still bad, left un-replayed: {r['topic']}/{r['partition']}@{r['offset']}: "
+                           f"{r['reason']}: {r['error']}")
 
 
 def _check_replayable(cfg) -> None:
@@ -194,17 +210,3 @@ def _check_replayable(cfg) -> None:
         raise ConfigError(f"{cfg.path}: dead-letter replay refuses a config with [[mask]]: the dead-lettered "
                           "values are masked, not the originals", hint="re-read the originals from Kafka with "
                           "'cdcsync replay-from-offset' instead", key="mask")
-
-
-def _with_table_key(spark, spec: hudi.TableSpec) -> hudi.TableSpec:
-    from dataclasses import replace
-
-    if not hudi.table_exists(spark, spec.path):
-        return spec
-    jvm = spark._jvm
-    conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(spark._jsc.hadoopConfiguration())
-    client = jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder().setConf(conf) \
-        .setBasePath(spec.path).build()
-    fields = client.getTableConfig().getRecordKeyFields()
-    keys = list(fields.get()) if fields.isPresent() else []
-    return replace(spec, primary_key=keys) if keys else spec

@@ -14,8 +14,8 @@ from dataclasses import replace
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from cdcsync.engine.columns import Col
 from cdcsync.errors import ConfigError
+from cdcsync.schema.spark.columns import Col
 
 MASKED_TEXT = "***masked***"  # what a masked field's value becomes inside dead-lettered raw JSON
 

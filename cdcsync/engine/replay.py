@@ -11,13 +11,19 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from cdcsync.engine import checkpoint
+from cdcsync.engine.bad_records import BadRecords
 from cdcsync.engine.lock import ConcurrentWriterError, WriterLock, multi_writer_configured
-from cdcsync.kafka.offsets import (
-    KafkaView,
-    Offsets,
+from cdcsync.engine.model import BatchInput, BatchResult, CommitMode
+from cdcsync.engine.pipeline import Pipeline
+from cdcsync.engine.planning import batch_budget, plan_end
+from cdcsync.engine.sync import Summary, sync
+from cdcsync.kafka.offsets import Offsets
+from cdcsync.kafka.replay_spec import (
+    Extent,
     ReplaySpecError,
     parse_replay_spec,
     replay_range,
@@ -46,9 +52,13 @@ class Plan:
     resumed: bool = False
     routes: int = 0  # [[route]] configs: target is the directory holding one table per routed name
 
+    def __post_init__(self):
+        self.start, self.end = Offsets(self.start), Offsets(self.end)
+        self.earliest, self.latest = Offsets(self.earliest), Offsets(self.latest)
+
     @property
     def messages(self) -> int:
-        return sum(self.end[t][p] - o for t, parts in self.start.items() for p, o in parts.items())
+        return self.start.count_to(self.end)
 
     @property
     def batches(self) -> int:
@@ -58,7 +68,7 @@ class Plan:
     def partitions(self) -> list[dict]:
         return [{"topic": t, "partition": p, "from": o, "to": self.end[t][p], "messages": self.end[t][p] - o,
                  "earliest": self.earliest[t][p], "latest": self.latest[t][p]}
-                for t, parts in sorted(self.start.items()) for p, o in sorted(parts.items())]
+                for t, p, o in self.start.entries()]
 
     def to_dict(self) -> dict:
         return {"table": self.table, "target": self.target, "into": self.into, "from": self.from_spec,
@@ -84,7 +94,7 @@ class Plan:
 @dataclass
 class ReplayResult:
     plan: Plan
-    summary: object  # runner.Summary
+    summary: Summary
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
@@ -95,6 +105,28 @@ class ReplayResult:
                 | {"seconds": self.seconds}}
 
 
+class ReplayBatches:
+    """A replay's batch source: its fixed range in batches of max_records_per_batch, progress saved after each."""
+
+    def __init__(self, replayer: Replayer, plan: Plan):
+        self.replayer, self.plan = replayer, plan
+        self.done = plan.start.copy()
+
+    def batches(self) -> Iterator[BatchInput]:
+        batch_id = 0
+        while (end := plan_end(self.done, self.plan.end, self.plan.batch_size)) != self.done:
+            yield BatchInput(batch_id, self.done.copy(), end)
+            batch_id += 1
+
+    def committed(self, result: BatchResult, seconds: float) -> None:
+        t = result.totals()
+        self.replayer.reporter.event("replayed", batch=result.batch_id, instant=result.instant, read=t["messages"],
+                                     upserted=t["upserted"], deleted=t["deleted"], skipped=t["skipped"],
+                                     bad=t["bad"])
+        self.done = result.end.copy()
+        self.replayer.save(self.plan, self.done, "running")
+
+
 class Replayer:
     def __init__(self, cfg, reporter, from_spec: str, to_spec: str | None = None, into: str | None = None,
                  spark=None):
@@ -103,54 +135,41 @@ class Replayer:
         self.from_spec = parse_replay_spec(from_spec, "--from")  # typos fail before Kafka or Spark
         self.to_spec = parse_replay_spec(to_spec or "latest", "--to")
         self.into = into
-        self.spark = spark
+        # the run already set bad records aside: a replay counts them without dead-lettering them twice
+        policy = "skip" if cfg.run.on_bad_record == "dead-letter" else None
+        self.pipe = Pipeline(cfg, reporter, mode=CommitMode.REPLAY, spark=spark, schema_from=cfg.sink.path,
+                             on_bad=BadRecords(cfg, reporter, policy))
         self._started: str | None = None  # kept across a resume so progress.json shows the first start
-
-    def _spark(self):
-        if self.spark is None:
-            from cdcsync.engine.session import build_session
-
-            conf = {k: v for k, v in self.cfg.spark.items() if k != "master"}
-            self.spark = build_session(f"cdcsync-replay-{self.cfg.sink.table_name}",
-                                       self.cfg.spark.get("master", "local[*]"), conf)
-        return self.spark
-
-    def _view(self) -> KafkaView:
-        from cdcsync.kafka.security import from_properties
-
-        kwargs = from_properties(self.cfg.source.properties).kafka_python_kwargs()
-        return KafkaView(self.cfg.source.bootstrap_servers, kwargs, None)  # no group: a replay commits nothing
 
     def _committed(self) -> Offsets | None:
         if self.cfg.routes:  # routed runs keep one run-level record: a "writing" batch did not finish
             from cdcsync.engine import routing
 
-            rec = routing.read_progress(self._spark(), self.cfg.run.checkpoint_dir)
+            rec = routing.read_progress(self.pipe.spark, self.cfg.run.checkpoint_dir)
             return (rec["end"] if rec["state"] == "done" else rec["start"]) if rec else None
         from cdcsync.sinks import hudi
 
-        last = hudi.last_checkpoint(self._spark(), self.cfg.sink.path)
+        last = hudi.last_checkpoint(self.pipe.spark, self.cfg.sink.path)
         return last["offsets"] if last else None
 
     def plan(self) -> Plan:
         """Resolve both bounds against the brokers now (Spark starts only for `committed`)."""
-        from cdcsync.engine.runner import batch_budget
-
         cfg = self.cfg
-        view = self._view()
+        view = self.pipe.kafka_view(group=False)  # no group: a replay commits nothing
         try:
             topics = view.resolve_topics(cfg.source.topics, cfg.source.topic_pattern)
-            earliest, latest = view.earliest(topics), view.latest(topics)  # --to defaults to these end offsets
-            start = resolve_replay_spec(self.from_spec, view, topics, earliest, latest, self._committed, "--from")
-            end = resolve_replay_spec(self.to_spec, view, topics, earliest, latest, self._committed, "--to")
+            extent = Extent(topics, view.earliest(topics), view.latest(topics))  # --to defaults to the end offsets
+            start = resolve_replay_spec(self.from_spec, view, extent, self._committed, "--from")
+            end = resolve_replay_spec(self.to_spec, view, extent, self._committed, "--to")
         finally:
             view.close()
+        earliest, latest = extent.earliest, extent.latest
         # a partition list names what to replay: partitions it leaves out get an empty range
         if self.from_spec.kind == "offsets":
-            end = {t: {p: o for p, o in end[t].items() if p in start.get(t, {})} for t in start}
+            end = Offsets({t: {p: o for p, o in end[t].items() if p in start.get(t, {})} for t in start})
         if self.to_spec.kind == "offsets":
-            start = {t: {p: o for p, o in start[t].items() if p in end.get(t, {})} for t in end}
-        end = {t: {p: end.get(t, {}).get(p, o) for p, o in parts.items()} for t, parts in start.items()}
+            start = Offsets({t: {p: o for p, o in start[t].items() if p in end.get(t, {})} for t in end})
+        end = Offsets({t: {p: end.get_offset(t, p, o) for p, o in parts.items()} for t, parts in start.items()})
         replay_range(start, end, earliest, latest)
         main = cfg.sink.path.rstrip("/")
         target = (self.into or main).rstrip("/")  # --into the main path is the main table, with its guards
@@ -161,78 +180,37 @@ class Replayer:
 
     def run(self, plan: Plan, show=None) -> ReplayResult:
         """Resume an interrupted replay of the same arguments, show the plan, check writers, run the batches."""
-        from cdcsync.engine.batch import TableState, run_batch, run_routed_batch
-        from cdcsync.engine.columns import schema_from_json
-        from cdcsync.engine.faults import maybe_crash
-        from cdcsync.engine.runner import Runner, Summary, plan_end, table_spec
-        from cdcsync.sinks import hudi
-
         t0 = time.monotonic()
-        cfg, spark = self.cfg, self._spark()
-        locks: list[WriterLock] = []
+        pipe = self.pipe
         try:
-            own = WriterLock(spark, plan.replay_dir, WHAT)
+            own = WriterLock(pipe.spark, plan.replay_dir, WHAT)
             holder = own.holder()
             if holder:
                 raise ConcurrentWriterError(
                     f"the same replay ({plan.replay_id}) is already running: pid {holder.get('pid')} on "
                     f"{holder.get('host')}", hint="wait for it to finish, or stop it and run this again to resume",
                     holder=holder)
-            own.acquire(f"replay {plan.replay_id}")
-            locks.append(own)
-            self._resume(spark, plan)
+            pipe.hold_lock(plan.replay_dir, WHAT, f"replay {plan.replay_id}")
+            self._resume(plan)
             if show:
                 show(plan)
-            if cfg.masks:  # salts and keys stay out of printed plans, as in run
-                from cdcsync.engine.masking import protect_plans
-
-                protect_plans(spark, cfg.masks)
             if not plan.into:
-                self._guard_main_table(spark, locks)
-            state = TableState(spec=replace(table_spec(cfg), path=plan.target))
-            states: dict[str, TableState] = {}  # [[route]]: one per routed table, made on first sight
-            if cfg.routes:
+                self._guard_main_table()
+            if self.cfg.routes:
                 from cdcsync.engine.routing import check_patterns
 
-                check_patterns(spark, cfg)
-            routed_cfg = replace(cfg, sink=replace(cfg.sink, path=plan.target))
-            last = None if cfg.routes else hudi.last_checkpoint(spark, cfg.sink.path)
-            if last:  # the main table's columns: a replay lands the same types as run
-                state.columns = schema_from_json(last["schema"])
-            summary = Summary(cfg.sink.table_name, plan.target, plan.from_spec)
-            bad_cfg = replace(cfg, run=replace(cfg.run, on_bad_record="skip")) \
-                if cfg.run.on_bad_record == "dead-letter" else cfg  # the run already set those records aside
-            on_bad = Runner(bad_cfg, self.reporter)._on_bad
-            done = {t: dict(p) for t, p in plan.start.items()}
-            self._save(spark, plan, done, "running")
-            batch_id = 0
-            while True:
-                end = plan_end(done, plan.end, plan.batch_size)
-                if end == done:
-                    break
-                if cfg.routes:  # same split as run; each table's columns come from the main table of its name
-                    result = run_routed_batch(spark, routed_cfg, states, batch_id, done, end, self.reporter, on_bad,
-                                              record_offsets=False, schema_base=cfg.sink.path)
-                else:
-                    result = run_batch(spark, cfg, state, batch_id, done, end, self.reporter, on_bad,
-                                       record_offsets=False)
-                maybe_crash("after_write", batch_id)
-                summary.add(result)
-                t = result.totals()
-                self.reporter.event("replayed", batch=batch_id, instant=result.instant, read=t["messages"],
-                                    upserted=t["upserted"], deleted=t["deleted"], skipped=t["skipped"], bad=t["bad"])
-                done, batch_id = end, batch_id + 1
-                self._save(spark, plan, done, "running")
-                for lock in locks:
-                    lock.heartbeat(every_s=0)
-            self._save(spark, plan, done, "finished")
-            summary.end_offsets = done
+                check_patterns(pipe.spark, self.cfg)
+            pipe.cfg = replace(self.cfg, sink=replace(self.cfg.sink, path=plan.target))  # writes go to the target
+            source = ReplayBatches(self, plan)
+            self.save(plan, source.done, "running")
+            summary = sync(pipe, source, Summary(self.cfg.sink.table_name, plan.target, plan.from_spec))
+            self.save(plan, source.done, "finished")
+            summary.end_offsets = source.done
             return ReplayResult(plan, summary, round(time.monotonic() - t0, 3))
         finally:
-            for lock in locks:
-                lock.release()
+            pipe.close()
 
-    def _guard_main_table(self, spark, locks: list) -> None:
+    def _guard_main_table(self) -> None:
         cfg = self.cfg
         if not cfg.sink.primary_key and cfg.source.format not in _KEYED_FORMATS:
             raise ReplaySpecError(
@@ -242,8 +220,7 @@ class Replayer:
         if multi_writer_configured(cfg.sink.options):
             self.reporter.info("Hudi multi-writer locking is configured: writing alongside any running 'run'")
             return
-        main = WriterLock(spark, cfg.run.checkpoint_dir, WHAT)
-        holder = main.holder()
+        holder = WriterLock(self.pipe.spark, cfg.run.checkpoint_dir, WHAT).holder()
         if holder:
             raise ConcurrentWriterError(
                 f"refusing to replay into table {cfg.sink.table_name}: {holder.get('what')} (pid {holder.get('pid')} "
@@ -251,27 +228,24 @@ class Replayer:
                 hint="stop that run first, replay into a side table with --into <path>, or configure "
                 "[sink.options] hoodie.write.concurrency.mode = \"optimistic_concurrency_control\" and "
                 "hoodie.write.lock.provider", holder=holder)
-        main.acquire(cfg.sink.table_name)  # a run started meanwhile is refused until the replay ends
-        locks.append(main)
+        self.pipe.lock_table(WHAT)  # a run started meanwhile is refused until the replay ends
 
-    def _resume(self, spark, plan: Plan) -> None:
+    def _resume(self, plan: Plan) -> None:
         """An unfinished record of this replay: continue its fixed range from where it got to."""
-        rec = checkpoint.read_json(spark, plan.replay_dir, PROGRESS_FILE)
+        rec = checkpoint.read_json(self.pipe.spark, plan.replay_dir, PROGRESS_FILE)
         if not rec or rec.get("status") != "running":
             return
-        done = checkpoint.int_keys(rec["done"])
-        end = checkpoint.int_keys(rec["to"])
+        done, end = Offsets.from_json(rec["done"]), Offsets.from_json(rec["to"])
         replay_range(done, end, plan.earliest, plan.latest)  # retention may have passed it since the crash
         plan.start, plan.end, plan.resumed = done, end, True
         self._started = rec.get("started")
         self.reporter.info(f"resuming replay {plan.replay_id} (started {self._started}): "
                            f"{plan.messages} message(s) left of its range")
 
-    def _save(self, spark, plan: Plan, done: Offsets, status: str) -> None:
+    def save(self, plan: Plan, done: Offsets, status: str) -> None:
         if not self._started:
             self._started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        checkpoint.write_json(spark, plan.replay_dir, PROGRESS_FILE, {
+        checkpoint.write_json(self.pipe.spark, plan.replay_dir, PROGRESS_FILE, {
             "replay_id": plan.replay_id, "target": plan.target, "from_spec": plan.from_spec, "to_spec": plan.to_spec,
             "status": status, "started": self._started,
-            "from": checkpoint.text_keys(plan.start), "to": checkpoint.text_keys(plan.end),
-            "done": checkpoint.text_keys(done)})
+            "from": plan.start.to_json(), "to": plan.end.to_json(), "done": done.to_json()})

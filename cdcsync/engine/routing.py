@@ -9,19 +9,22 @@ the last; a restart that finds "writing" re-applies exactly that range to the ta
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import jvm_errors
 from cdcsync.config.model import routed_path
-from cdcsync.engine import checkpoint
-from cdcsync.engine.batch_schema import from_debezium_schema, infer_batch_columns
-from cdcsync.engine.columns import DBZ_DECIMAL, NAME, PLAIN, Col
+from cdcsync.engine import checkpoint, ledger, masking
+from cdcsync.engine.batch import Route, sync_table
+from cdcsync.engine.faults import maybe_crash
+from cdcsync.engine.model import BatchInput, BatchResult
 from cdcsync.errors import ConfigError
-from cdcsync.formats.mysql_types import mysql_type
-from cdcsync.schema.types import parse_type, widen
+from cdcsync.kafka.offsets import Offsets
+from cdcsync.schema.spark.columns import NAME
+from cdcsync.schema.spark.evolution import ColumnChange
+from cdcsync.sinks import hudi
 
 PROGRESS_FILE = "routes-progress.json"
 DEFAULT = -1  # route index of the default route ([sink] unrouted = "default")
@@ -39,7 +42,10 @@ def check_patterns(spark, cfg) -> None:
         try:
             pattern.compile(_anchored(r.source_table))
         except Exception as e:  # py4j wraps java.util.regex.PatternSyntaxException
-            first = str(e).split("PatternSyntaxException:", 1)[-1].strip().splitlines()[0][:200]
+            cause = jvm_errors.caused_by(e, "java.util.regex.PatternSyntaxException")
+            if cause is None:
+                raise
+            first = cause.message[:200]
             raise ConfigError(f"{cfg.path}: route[{i}].source_table = {r.source_table!r} is not a Java regular "
                               f"expression: {first}", file=str(cfg.path), key=f"route[{i}].source_table",
                               hint="routes match in Spark SQL, with Java regex syntax (java.util.regex.Pattern): "
@@ -81,59 +87,73 @@ def route_config(cfg, index: int, name: str):
     return replace(cfg, sink=sink)
 
 
-def _widest(lists: list[list[Col]]) -> list[Col]:
-    """Columns of several shards merged on the widening lattice, in first-seen order."""
-    seen: dict[str, Col] = {}
-    for cols in lists:
-        for c in cols:
-            old = seen.get(c.name)
-            if old is None:
-                seen[c.name] = c
-                continue
-            if DBZ_DECIMAL in (old.encoding, c.encoding) and (old.encoding, old.scale) != (c.encoding, c.scale):
-                # one column decodes every row with one scale: shards with other scales would come out wrong
-                from cdcsync.errors import SchemaError
-
-                raise SchemaError(
-                    f"column {c.name}: shards carry Debezium decimals of different scales ({old.type} scale "
-                    f"{old.scale}, {c.type} scale {c.scale}); they cannot share one table column",
-                    hint="set decimal.handling.mode=string (or double) in the Debezium connector, or route the "
-                    "shards to separate tables", column=c.name)
-            if old.type == c.type:
-                continue
-            wide = widen(parse_type(old.type), parse_type(c.type))
-            wide_t = wide.spark_ddl() if wide else "STRING"
-            enc = old.encoding if wide_t == old.type else c.encoding if wide_t == c.type else PLAIN
-            seen[c.name] = Col(c.name, wide_t, enc, max(old.scale, c.scale))
-    return list(seen.values())
-
-
-def shard_columns(env: DataFrame, fmt: str, max_schemas: int = 64) -> list[Col]:
-    """Like batch_schema.infer_batch_columns, but shards with different schemas widen instead of first-wins.
-    (JSON inference over the row images already widens across rows.)"""
-    rows = env.filter(F.col("_op").isin("u", "d"))
-    source = {"debezium-json": "_schema", "canal-json": "_types"}.get(fmt)
-    if source:
-        texts = [r[0] for r in rows.select(source).where(F.col(source).isNotNull()).distinct()
-                 .limit(max_schemas).collect()]
-        if texts:
-            if fmt == "debezium-json":
-                return _widest([from_debezium_schema(t) or [] for t in texts])
-            return _widest([[Col(k, mysql_type(v).spark_ddl()) for k, v in json.loads(t).items()] for t in texts])
-    return infer_batch_columns(env, fmt)
-
-
 # --- the run-level progress record -------------------------------------------------------------------------
 
 
 def read_progress(spark, directory: str) -> dict | None:
     data = checkpoint.read_json(spark, directory, PROGRESS_FILE)
     if data is not None:
-        data["start"], data["end"] = checkpoint.int_keys(data["start"]), checkpoint.int_keys(data["end"])
+        data["start"], data["end"] = Offsets.from_json(data["start"]), Offsets.from_json(data["end"])
     return data
 
 
-def write_progress(spark, directory: str, batch_id: int, start, end, state: str) -> None:
-    checkpoint.write_json(spark, directory, PROGRESS_FILE, {"batch_id": batch_id, "state": state,
-                                                            "start": checkpoint.text_keys(start),
-                                                            "end": checkpoint.text_keys(end)})
+def write_progress(spark, directory: str, batch: BatchInput, state: str) -> None:
+    checkpoint.write_json(spark, directory, PROGRESS_FILE, {"batch_id": batch.batch_id, "state": state,
+                                                            "start": batch.start.to_json(),
+                                                            "end": batch.end.to_json()})
+
+
+# --- one batch split over the routed tables ----------------------------------------------------------------
+
+
+def sync_routed(pipe, batch: BatchInput, env: DataFrame) -> BatchResult:
+    """[[route]]: the batch's decoded records (`env`, persisted by the caller) split by target table in Spark SQL,
+    one Hudi commit per table that has rows. Records no route matches are counted as skipped (reason 'unrouted'),
+    or go to [sink]'s table as the default route; a record whose table cannot be told (undecodable) is bad when no
+    default route takes it."""
+    cfg = pipe.cfg
+    # a table with only skipped records in this batch (DDL, filtered) gets no commit: its key may be unknown
+    live = F.col("_target").isNotNull() & (F.col("_op").isin("u", "d") | F.col("_bad").isNotNull())
+    targets = sorted((r[1], r[0]) for r in env.where(live).select("_route", "_target").distinct().collect())
+    names = [n for n, _ in targets]
+    idle = env.where(F.col("_target").isNotNull() & ~F.col("_target").isin(names)).select(
+        "*", F.lit("skipped").alias("_class"), F.lit(None).cast("string").alias("_reason"),
+        F.col("_skip").alias("_reason_detail"))
+    unknown = F.col("_bad").isNotNull() & (F.coalesce(F.col("_table"), F.lit("")) == "")
+    rest = env.where(F.col("_target").isNull()).select(
+        "*", F.when(unknown, "bad").otherwise("skipped").alias("_class"),
+        F.when(unknown, F.col("_bad")).alias("_reason"),
+        F.when(unknown, F.col("_bad_detail")).otherwise(F.lit("unrouted")).alias("_reason_detail"))
+    rest_ledger = ledger.count(rest)
+    parts, changes, samples, tables = [ledger.count(idle), rest_ledger], [], [], {}
+    bad_rest = sum(c["bad"] for c in rest_ledger.values())
+    if bad_rest and pipe.on_bad is not None:
+        every_mask = {m.column: m for m in cfg.masks}
+        samples += pipe.on_bad(masking.scrub_raw(rest.where(F.col("_class") == "bad"), every_mask, cfg.source.format),
+                               batch.batch_id, bad_rest)
+    for name, index in targets:
+        rcfg = route_config(cfg, index, name)
+        state = pipe.table_state(rcfg)
+        last = hudi.last_checkpoint(pipe.spark, rcfg.sink.path) if batch.redo else None
+        done = bool(last) and last["batch_id"] == batch.batch_id and last["offsets"] == batch.end
+        route = Route(cfg.routes[index].source_column if index != DEFAULT else None, write=not done)
+        r = sync_table(pipe, rcfg, state, batch, env.where(F.col("_target") == name), route)
+        parts.append(r.ledger)
+        changes += [ColumnChange(c.kind, f"{name}.{c.column}", c.old, c.new) for c in r.changes]
+        samples += r.bad_samples
+        tables[name] = {"instant": r.instant, **r.totals()}
+        maybe_crash("routed_between_tables", batch.batch_id)
+    counts = ledger.add(parts)
+    ledger.check(counts, batch)
+    unrouted = sum(c["skipped"] for c in rest_ledger.values())
+    instant = ",".join(f"{n}@{t['instant']}" for n, t in tables.items()) or None
+    return BatchResult(batch.batch_id, batch.start, batch.end, instant, counts, changes, samples, tables, unrouted)
+
+
+def with_targets(env: DataFrame, cfg) -> DataFrame:
+    """The decoded batch with each record's route (`_route`) and target table name (`_target`)."""
+    idx = route_index(cfg.routes)
+    if cfg.sink.unrouted == "default":
+        idx = F.coalesce(idx, F.lit(DEFAULT))
+    env = env.withColumn("_route", idx)
+    return env.withColumn("_target", sink_name(cfg.routes, cfg.sink.table_name))

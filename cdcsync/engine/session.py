@@ -67,6 +67,13 @@ def build_session(app_name: str = "cdcsync", master: str = "local[2]", conf: dic
     return spark
 
 
+def for_config(cfg, purpose: str = ""):
+    """The session a command runs a config with: [spark] settings, `master` among them (default local[*])."""
+    conf = {k: v for k, v in cfg.spark.items() if k != "master"}
+    name = "-".join(filter(None, ("cdcsync", purpose, cfg.sink.table_name)))
+    return build_session(name, cfg.spark.get("master", "local[*]"), conf)
+
+
 def _with_stdout_on_stderr(start):
     """The JVM inherits our fd 1 at launch; give it fd 2 instead, so nothing it prints can corrupt `--json`."""
     import sys

@@ -118,23 +118,3 @@ def _json_kind(v: Any) -> str:
     if isinstance(v, list):
         return "an array"
     return "an object"
-
-
-def get_decoder(fmt: str, **options) -> Decoder:
-    """The decoder for a `source.format` name. Options: typed, max_bytes, columns, field_delimiter (csv)."""
-    from cdcsync.formats import canal, debezium, delimited, maxwell, plain_json, raw
-
-    registry = {
-        "debezium-json": debezium.DebeziumDecoder,
-        "canal-json": canal.CanalDecoder,
-        "maxwell-json": maxwell.MaxwellDecoder,
-        "json": plain_json.JsonDecoder,
-        "csv": delimited.CsvDecoder,
-        "raw": raw.RawDecoder,
-    }
-    if fmt not in registry:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(registry)}")
-    return registry[fmt](**options)
-
-
-FORMATS = ("debezium-json", "canal-json", "maxwell-json", "json", "csv", "raw")

@@ -1,25 +1,75 @@
-"""Kafka offsets: parse Flink-style specs, look up earliest/latest/committed/for-time offsets with kafka-python
-(no JVM), and resolve where a run starts. Offsets are {topic: {partition: offset}} with `offset` the next one
-to read (Kafka's convention, and Spark's startingOffsets)."""
+"""Kafka offsets as one value type: {topic: {partition: offset}}, `offset` the next one to read (Kafka's
+convention, and Spark's startingOffsets). Every conversion to and from text (JSON keys, commit metadata, logs)
+lives here."""
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 
-from cdcsync.errors import CdcsyncError, ConfigError, SourceError, TopicMissingError
-from cdcsync.exit_codes import ExitCode
+from cdcsync.errors import ConfigError
 
-Offsets = dict[str, dict[int, int]]
+SPEC_ITEM = re.compile(r"^\s*partition\s*:\s*(\d+)\s*,\s*offset\s*:\s*(\d+)\s*$")
 
-_SPEC_ITEM = re.compile(r"^\s*partition\s*:\s*(\d+)\s*,\s*offset\s*:\s*(\d+)\s*$")
+
+class Offsets(dict):
+    """{topic: {partition: offset}}. A dict, so lookups and equality read naturally; built and rendered only here."""
+
+    def __init__(self, data: Mapping | None = None):
+        super().__init__({t: {int(p): int(o) for p, o in parts.items()} for t, parts in (data or {}).items()})
+
+    @classmethod
+    def from_entries(cls, entries) -> Offsets:
+        """From (topic, partition, offset) triples."""
+        out = cls()
+        for t, p, o in entries:
+            out.setdefault(t, {})[int(p)] = int(o)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping | str | None) -> Offsets:
+        """From JSON text or its parsed form (partition keys are strings there)."""
+        return cls(json.loads(data) if isinstance(data, str) else data)
+
+    def to_json(self) -> dict[str, dict[str, int]]:
+        """The JSON form: partition keys as strings (commit metadata, checkpoints, Spark's offset options)."""
+        return {t: {str(p): o for p, o in sorted(parts.items())} for t, parts in self.items()}
+
+    def copy(self) -> Offsets:
+        return Offsets(self)
+
+    def entries(self) -> Iterator[tuple[str, int, int]]:
+        """(topic, partition, offset) in topic, partition order."""
+        for t in sorted(self):
+            for p in sorted(self[t]):
+                yield t, p, self[t][p]
+
+    def get_offset(self, topic: str, partition: int, default: int | None = None) -> int | None:
+        return self.get(topic, {}).get(partition, default)
+
+    def count_to(self, end: Offsets) -> int:
+        """Messages in [self, end) over every partition of self."""
+        return sum(end[t][p] - o for t, p, o in self.entries())
+
+    def lag_to(self, latest: Offsets) -> dict[str, int]:
+        """{"topic/partition": messages behind latest}."""
+        return {f"{t}/{p}": latest[t][p] - o for t, p, o in self.entries()}
+
+    def compact(self) -> str:
+        """One line for logs: "topic/0:42;topic/1:300"."""
+        return ";".join(f"{t}/{p}:{o}" for t, p, o in self.entries())
+
+    def range_text(self, end: Offsets) -> str:
+        """[self, end) for messages: "topic/0: 10..13; topic/1: 0..4"."""
+        return "; ".join(f"{t}/{p}: {self.get_offset(t, p)}..{o}" for t, p, o in end.entries())
 
 
 def parse_specific_offsets(spec: str, where: str = "source.specific_offsets") -> dict[int, int]:
     """'partition:0,offset:42;partition:1,offset:300' -> {0: 42, 1: 300} (the Flink connector's syntax)."""
     out: dict[int, int] = {}
     for item in filter(str.strip, spec.split(";")):
-        m = _SPEC_ITEM.match(item)
+        m = SPEC_ITEM.match(item)
         if not m:
             raise ConfigError(
                 f"{where}: cannot read {item.strip()!r}",
@@ -29,287 +79,3 @@ def parse_specific_offsets(spec: str, where: str = "source.specific_offsets") ->
     if not out:
         raise ConfigError(f"{where} is empty", hint='write it as "partition:0,offset:42"', key=where)
     return out
-
-
-@dataclass
-class KafkaView:
-    """A short-lived kafka-python consumer for metadata and offset look-ups. It never subscribes or commits
-    (except `commit_group`), and never creates topics."""
-
-    bootstrap_servers: str
-    client_kwargs: dict
-    group_id: str | None = None
-
-    def __post_init__(self):
-        from kafka import KafkaConsumer
-        from kafka.errors import KafkaError, NoBrokersAvailable
-
-        try:
-            self._c = KafkaConsumer(
-                bootstrap_servers=self.bootstrap_servers.split(","), group_id=self.group_id,
-                enable_auto_commit=False, request_timeout_ms=15000, api_version_auto_timeout_ms=10000,
-                **self.client_kwargs,
-            )
-        except NoBrokersAvailable:
-            raise SourceError(
-                f"no Kafka broker answers at {self.bootstrap_servers}",
-                hint="check source.bootstrap_servers; 'cdcsync probe --bootstrap-servers "
-                f"{self.bootstrap_servers}' names the failing hop",
-            ) from None
-        except KafkaError as e:
-            raise SourceError(f"cannot connect to Kafka at {self.bootstrap_servers}: {e}",
-                              hint="run 'cdcsync probe' to find the failing hop") from None
-
-    def close(self) -> None:
-        self._c.close()
-
-    def topics(self) -> set[str]:
-        return set(self._c.topics())
-
-    def partitions(self, topic: str) -> list[int]:
-        parts = self._c.partitions_for_topic(topic)
-        if not parts:
-            raise TopicMissingError(
-                f"topic {topic!r} does not exist on {self.bootstrap_servers}",
-                hint="create it, or fix source.topics / source.topic_pattern", topic=topic,
-            )
-        return sorted(parts)
-
-    def resolve_topics(self, topics: list[str] | None, pattern: str | None) -> list[str]:
-        if topics:
-            for t in topics:
-                self.partitions(t)
-            return list(topics)
-        rx = re.compile(pattern or "")
-        found = sorted(t for t in self.topics() if rx.fullmatch(t))
-        if not found:
-            raise TopicMissingError(f"no topic matches source.topic_pattern {pattern!r}",
-                                    hint="check the pattern (a full-match Java/Python regex)")
-        return found
-
-    def _tps(self, topics: list[str]):
-        from kafka import TopicPartition
-
-        return [TopicPartition(t, p) for t in topics for p in self.partitions(t)]
-
-    def earliest(self, topics: list[str]) -> Offsets:
-        return _nest(self._c.beginning_offsets(self._tps(topics)))
-
-    def latest(self, topics: list[str]) -> Offsets:
-        return _nest(self._c.end_offsets(self._tps(topics)))
-
-    def for_time(self, topics: list[str], ts_ms: int) -> Offsets:
-        """First offset whose timestamp >= ts_ms per partition; the end offset where there is none."""
-        tps = self._tps(topics)
-        found = self._c.offsets_for_times({tp: ts_ms for tp in tps})
-        ends = self._c.end_offsets(tps)
-        return _nest({tp: (found[tp].offset if found.get(tp) else ends[tp]) for tp in tps})
-
-    def committed(self, topics: list[str]) -> Offsets:
-        if not self.group_id:
-            return {}
-        out: Offsets = {}
-        for tp in self._tps(topics):
-            off = self._c.committed(tp)
-            if off is not None:
-                out.setdefault(tp.topic, {})[tp.partition] = off
-        return out
-
-    def commit_group(self, offsets: Offsets) -> None:
-        """Monitoring only: the group's offsets follow the Hudi commits, they are never read back by a run."""
-        from kafka import TopicPartition
-        from kafka.structs import OffsetAndMetadata
-
-        if not self.group_id or not offsets:
-            return
-        self._c.commit({TopicPartition(t, p): _offset_and_metadata(OffsetAndMetadata, o)
-                        for t, parts in offsets.items() for p, o in parts.items()})
-
-
-def _offset_and_metadata(cls, offset: int):
-    try:
-        return cls(offset, "", -1)  # kafka-python >= 2.0.3 has leader_epoch
-    except TypeError:
-        return cls(offset, "")
-
-
-def _nest(flat) -> Offsets:
-    out: Offsets = {}
-    for tp, off in flat.items():
-        out.setdefault(tp.topic, {})[tp.partition] = off
-    return out
-
-
-def resolve_start(source, view: KafkaView, topics: list[str], recorded: Offsets | None) -> tuple[Offsets, str]:
-    """Where a run starts, with the reference connector's precedence. Returns (offsets, how it was decided).
-
-    1. offsets recorded in the table's Hudi commits win; partitions new since then start at earliest;
-    2. else startup_mode; group-offsets falls back to auto.offset.reset, and stops when that is unset;
-       specific-offsets falls back to group offsets for partitions it does not list.
-    """
-    earliest = view.earliest(topics)
-    latest = view.latest(topics)
-    if recorded:
-        out = {t: {p: recorded.get(t, {}).get(p, earliest[t][p]) for p in earliest[t]} for t in topics}
-        return _clamp(out, earliest, latest), "offsets recorded in the table's last commit"
-    mode = source.startup_mode
-    if mode == "earliest-offset":
-        return earliest, mode
-    if mode == "latest-offset":
-        return latest, mode
-    if mode == "timestamp":
-        return view.for_time(topics, source.startup_timestamp_ms), f"timestamp {source.startup_timestamp_ms}"
-    committed = view.committed(topics)
-    specific = parse_specific_offsets(source.specific_offsets) if mode == "specific-offsets" else {}
-    reset = (source.properties.get("auto.offset.reset") or "").lower()
-    out: Offsets = {}
-    for t in topics:
-        for p in earliest[t]:
-            if p in specific:
-                off = specific[p]
-            elif p in committed.get(t, {}):
-                off = committed[t][p]
-            elif reset in ("earliest", "smallest"):
-                off = earliest[t][p]
-            elif reset in ("latest", "largest"):
-                off = latest[t][p]
-            else:
-                raise ConfigError(
-                    f"group {source.group_id!r} has no committed offset for {t}/{p} and "
-                    "source.properties.\"auto.offset.reset\" is not set",
-                    hint='set source.properties."auto.offset.reset" = "earliest" (or "latest"), '
-                    "or choose another source.startup_mode", key="source.startup_mode",
-                )
-            out.setdefault(t, {})[p] = off
-    _check_range(out, earliest, latest, mode)
-    return out, mode
-
-
-def _clamp(offsets: Offsets, earliest: Offsets, latest: Offsets) -> Offsets:
-    """A recorded offset behind retention cannot be read: fail rather than silently skip data."""
-    _check_range(offsets, earliest, latest, "recorded offsets")
-    return offsets
-
-
-def _check_range(offsets: Offsets, earliest: Offsets, latest: Offsets, what: str) -> None:
-    for t, parts in offsets.items():
-        for p, off in parts.items():
-            lo, hi = earliest[t][p], latest[t][p]
-            if not lo <= off <= hi:
-                raise SourceError(
-                    f"{what}: offset {off} for {t}/{p} is outside the partition's valid range [{lo}, {hi}]",
-                    hint="the data may have passed retention; choose a start inside the range "
-                    "(e.g. startup_mode = 'earliest-offset' with a new table)",
-                    topic=t, partition=p, offset=off, earliest=lo, latest=hi,
-                )
-
-
-# --- replay-from-offset: --from/--to specs -------------------------------------------------------------------
-
-_TOPIC_ITEM = re.compile(r"^\s*topic\s*:\s*([A-Za-z0-9._-]+)\s*,(.*)$")
-REPLAY_SPEC_HELP = ("earliest, latest, committed, timestamp:<epoch-ms>, an ISO-8601 time (UTC unless it has an "
-                    "offset), or 'partition:0,offset:42;partition:1,offset:300' (prefix 'topic:<name>,' per item "
-                    "when the config reads several topics)")
-
-
-class ReplaySpecError(CdcsyncError):
-    """A --from/--to spec that cannot be read or resolved: bad command-line usage."""
-
-    exit_code = ExitCode.USAGE
-
-
-@dataclass(frozen=True)
-class ReplaySpec:
-    kind: str  # earliest | latest | committed | timestamp | offsets
-    text: str
-    ts_ms: int | None = None
-    offsets: tuple = ()  # ((topic or None, partition, offset), ...) for kind "offsets"
-
-
-def parse_replay_spec(text: str, flag: str = "--from") -> ReplaySpec:
-    """Read one --from/--to spec; JVM- and broker-free so typos fail fast."""
-    s = text.strip()
-    low = s.lower()
-    if low in ("earliest", "latest", "committed"):
-        return ReplaySpec(low, s)
-    if low.startswith("timestamp:"):
-        return ReplaySpec("timestamp", s, ts_ms=_time_ms(s.split(":", 1)[1].strip(), flag, s))
-    if "partition" in low:
-        items = []
-        for item in filter(str.strip, s.split(";")):
-            m = _TOPIC_ITEM.match(item)
-            topic, rest = (m.group(1), m.group(2)) if m else (None, item)
-            parsed = _SPEC_ITEM.match(rest)
-            if not parsed:
-                raise ReplaySpecError(f"{flag}: cannot read {item.strip()!r}",
-                                      hint=f"write {flag} as {REPLAY_SPEC_HELP}")
-            items.append((topic, int(parsed.group(1)), int(parsed.group(2))))
-        if not items:
-            raise ReplaySpecError(f"{flag} lists no partition", hint=f"write {flag} as {REPLAY_SPEC_HELP}")
-        return ReplaySpec("offsets", s, offsets=tuple(items))
-    return ReplaySpec("timestamp", s, ts_ms=_time_ms(s, flag, s))
-
-
-def _time_ms(value: str, flag: str, whole: str) -> int:
-    import datetime as dt
-
-    if value.isdigit():
-        return int(value)
-    try:
-        t = dt.datetime.fromisoformat(value)
-    except ValueError:
-        raise ReplaySpecError(f"{flag}: {whole!r} is not a spec", hint=f"write {flag} as {REPLAY_SPEC_HELP}") from None
-    if t.tzinfo is None:  # a bare time is UTC: the broker's timestamps are epoch-based
-        t = t.replace(tzinfo=dt.UTC)
-    return int(t.timestamp() * 1000)
-
-
-def resolve_replay_spec(spec: ReplaySpec, view: KafkaView, topics: list[str], earliest: Offsets, latest: Offsets,
-                        committed=None, flag: str = "--from") -> Offsets:
-    """Offsets a spec names. For kind "offsets" only the listed partitions appear; `committed` is a callable
-    returning the main table's recorded offsets (or None), called only when the spec needs it."""
-    if spec.kind == "earliest":
-        return {t: dict(earliest[t]) for t in topics}
-    if spec.kind == "latest":
-        return {t: dict(latest[t]) for t in topics}
-    if spec.kind == "timestamp":
-        return view.for_time(topics, spec.ts_ms)  # first offset at or after the time: the bound is half-open
-    if spec.kind == "committed":
-        recorded = committed() if committed else None
-        if not recorded:
-            raise ReplaySpecError(f"{flag} committed: the main table has no commit with recorded offsets yet",
-                                  hint="'committed' needs a table written by 'cdcsync run'; use earliest or offsets")
-        return {t: {p: recorded.get(t, {}).get(p, earliest[t][p]) for p in earliest[t]} for t in topics}
-    out: Offsets = {}
-    for topic, part, off in spec.offsets:
-        if topic is None and len(topics) > 1:
-            raise ReplaySpecError(f"{flag}: the config reads {len(topics)} topics ({', '.join(topics)}); "
-                                  "say which one each partition belongs to",
-                                  hint=f"write e.g. 'topic:{topics[0]},partition:0,offset:42;...'")
-        t = topic or topics[0]
-        if t not in earliest:
-            raise ReplaySpecError(f"{flag}: topic {t!r} is not one the config reads", hint=f"use one of {topics}")
-        if part not in earliest[t]:
-            raise ReplaySpecError(f"{flag}: {t} has no partition {part}",
-                                  hint=f"its partitions are {sorted(earliest[t])}")
-        out.setdefault(t, {})[part] = off
-    return out
-
-
-def replay_range(start: Offsets, end: Offsets, earliest: Offsets, latest: Offsets) -> None:
-    """Both bounds inside [earliest, latest] per partition, and start <= end; else an error naming the range."""
-    for what, offsets in (("--from", start), ("--to", end)):
-        for t, parts in offsets.items():
-            for p, off in parts.items():
-                lo, hi = earliest[t][p], latest[t][p]
-                if not lo <= off <= hi:
-                    why = "past retention" if off < lo else "beyond the latest offset"
-                    raise ReplaySpecError(
-                        f"{what}: offset {off} for {t}/{p} is {why}; the partition's valid range is [{lo}, {hi}]",
-                        hint=f"choose an offset in [{lo}, {hi}] for {t}/{p}", topic=t, partition=p, offset=off,
-                        earliest=lo, latest=hi)
-    for t, parts in start.items():
-        for p, off in parts.items():
-            if off > end[t][p]:
-                raise ReplaySpecError(f"--from is after --to on {t}/{p}: {off} > {end[t][p]}",
-                                      hint="swap the bounds, or pick a later --to", topic=t, partition=p)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 from cdcsync.errors import SourceError, TopicMissingError
 from cdcsync.formats.base import Coord
@@ -14,8 +15,17 @@ DEFAULT_PER_PARTITION = 50
 Sampled = tuple[Coord, bytes | None, bytes | None]  # (where, key, value)
 
 
-def sample(bootstrap_servers: str, topics: list[str] | None = None, pattern: str | None = None, *,
-           max_per_partition: int = DEFAULT_PER_PARTITION, timeout_s: float = 30.0, client_kwargs: dict | None = None,
+@dataclass(frozen=True)
+class TopicSet:
+    """Which topics to sample, on which brokers, with which kafka-python client settings (security)."""
+
+    bootstrap_servers: str
+    topics: list[str] | None = None
+    pattern: str | None = None
+    client_kwargs: dict = field(default_factory=dict)
+
+
+def sample(where: TopicSet, *, max_per_partition: int = DEFAULT_PER_PARTITION, timeout_s: float = 30.0,
            warn: Callable[[str], None] | None = None) -> Iterator[Sampled]:
     """(coord, key, value) for up to `max_per_partition` records from the beginning of each partition.
 
@@ -24,11 +34,12 @@ def sample(bootstrap_servers: str, topics: list[str] | None = None, pattern: str
     from kafka import KafkaConsumer, TopicPartition
     from kafka.errors import KafkaError, NoBrokersAvailable
 
+    bootstrap_servers = where.bootstrap_servers
     try:
         consumer = KafkaConsumer(
             bootstrap_servers=bootstrap_servers.split(","), group_id=None, enable_auto_commit=False,
             allow_auto_create_topics=False, client_id="cdcsync-infer-schema", request_timeout_ms=15000,
-            api_version_auto_timeout_ms=10000, **(client_kwargs or {}),
+            api_version_auto_timeout_ms=10000, **where.client_kwargs,
         )
     except NoBrokersAvailable:
         raise SourceError(f"no Kafka broker answers at {bootstrap_servers}",
@@ -38,7 +49,7 @@ def sample(bootstrap_servers: str, topics: list[str] | None = None, pattern: str
         raise SourceError(f"cannot connect to Kafka at {bootstrap_servers}: {e}",
                           hint="run 'cdcsync probe' to find the failing hop") from None
     try:
-        names = _resolve(consumer, bootstrap_servers, topics, pattern)
+        names = _resolve(consumer, where)
         tps = [TopicPartition(t, p) for t in names for p in sorted(consumer.partitions_for_topic(t))]
         begin = consumer.beginning_offsets(tps)
         end = consumer.end_offsets(tps)
@@ -54,7 +65,8 @@ def sample(bootstrap_servers: str, topics: list[str] | None = None, pattern: str
         consumer.close(autocommit=False)
 
 
-def _resolve(consumer, servers: str, topics: list[str] | None, pattern: str | None) -> list[str]:
+def _resolve(consumer, where: TopicSet) -> list[str]:
+    servers, topics, pattern = where.bootstrap_servers, where.topics, where.pattern
     if topics:
         for t in topics:
             if not consumer.partitions_for_topic(t):  # looks metadata up for all topics: never auto-creates `t`

@@ -12,8 +12,8 @@ from cdcsync.errors import SchemaError
 from cdcsync.formats.base import SKIP, UPSERT, Change, Coord
 from cdcsync.schema.model import DATA, DECLARED, ENVELOPE, HINT, ColumnSchema, TableSchema
 from cdcsync.schema.options import InferOptions
-from cdcsync.schema.types import DOUBLE, STRING, ColumnType, Kind, holds, widen
-from cdcsync.schema.values import exact_decimal_type, fits, seen_type_for, text_type
+from cdcsync.schema.types import STRING, ColumnType, Kind, holds, widen
+from cdcsync.schema.values import fits, seen_type_for, text_type
 
 _NUMERIC = frozenset({Kind.BIGINT, Kind.DECIMAL, Kind.DOUBLE})
 _JSON_KIND = {bool: "boolean", int: "integer", float: "number", str: "string", dict: "object", list: "array"}
@@ -23,7 +23,7 @@ class _Col:
     """Mutable per-column counters; slots keep the per-value path cheap."""
 
     __slots__ = ("name", "path", "type", "origin", "hint", "env", "present", "samples", "nulls", "example",
-                 "coord", "kinds", "saturated", "exact")
+                 "coord", "kinds", "saturated")
 
     def __init__(self, name: str, path: tuple, origin: str, ctype: ColumnType | None):
         self.name, self.path, self.origin, self.type = name, path, origin, ctype
@@ -33,7 +33,6 @@ class _Col:
         self.example = self.coord = None
         self.kinds: set[type] = set()
         self.saturated = ctype is STRING  # STRING absorbs everything: stop classifying
-        self.exact: ColumnType | None = None  # narrowest DECIMAL holding every numeric value exactly (or DOUBLE)
 
 
 class _Table:
@@ -107,14 +106,10 @@ class SchemaInferrer:
                 if seen is not c.type and seen != c.type:
                     c.type = widen(c.type, seen)
                     c.saturated = c.type is STRING or c.type == STRING
-                if seen.kind in _NUMERIC and c.exact is not DOUBLE:
-                    c.exact = widen(c.exact, exact_decimal_type(v) or DOUBLE)
             elif origin == DECLARED:
                 if c.env is None and not fits(c.type, v):
                     raise self._mismatch(t, c, seen_type_for(c.type, v), v, coord)
             elif origin == HINT:
-                if c.type.kind in _NUMERIC and c.exact is not DOUBLE:
-                    c.exact = widen(c.exact, exact_decimal_type(v) or DOUBLE)
                 if not fits(c.type, v):
                     new = widen(c.type, text_type(v, True, False))
                     self.warnings.append(f"{t.name}.{col}: value {v!r} at {coord} does not parse as the hinted "
@@ -201,10 +196,9 @@ class SchemaInferrer:
                 nullable = c.nulls > 0 or c.present < t.upserts
                 if c.env is not None and c.name not in t.not_null:
                     nullable = True  # the envelope says optional: a sample without nulls does not prove otherwise
-                exact = c.exact if c.type is not None and c.type.kind in _NUMERIC else None
                 cols[c.name] = ColumnSchema(
                     c.name, c.type, nullable=nullable, samples=c.samples, nulls=c.nulls, example=c.example,
-                    coord=c.coord, origin=c.origin, path=c.path, exact=exact,
+                    coord=c.coord, origin=c.origin, path=c.path,
                     json_kinds=frozenset(_JSON_KIND.get(k, "string") for k in c.kinds))
             out[t.name] = TableSchema(t.name, cols, t.primary_key, t.records)
         return out

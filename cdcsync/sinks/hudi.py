@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from cdcsync import jvm_errors
 from cdcsync.errors import SinkError
+from cdcsync.kafka.offsets import Offsets
 
 META_PREFIX = "_cdcsync."  # hoodie.datasource.write.commitmeta.key.prefix is "_": such options land in the commit
 META_OFFSETS = META_PREFIX + "offsets"  # {"topic": {"partition": next_offset}}
@@ -32,6 +34,15 @@ class TableSpec:
     partition_by: list[str]
     ordering_fields: list[str]
     options: dict[str, str]
+
+    @staticmethod
+    def from_config(cfg) -> TableSpec:
+        """The table a config's [sink] names."""
+        sink = cfg.sink
+        return TableSpec(path=sink.path, table_name=sink.table_name, table_type=sink.table_type,
+                         primary_key=list(sink.primary_key or []), partition_by=list(sink.partition_by),
+                         ordering_fields=[sink.ordering_field] if sink.ordering_field else [ORDER],
+                         options=dict(sink.options))
 
 
 def write_options(spec: TableSpec) -> dict[str, str]:
@@ -71,27 +82,27 @@ def write_batch(df, spec: TableSpec, metadata: dict[str, object]) -> str:
         writer = writer.option(k, v if isinstance(v, str) else json.dumps(v, sort_keys=True))
     try:
         writer.mode("append").save(spec.path)
-    except Exception as e:  # py4j wraps the JVM exception; keep its first line, the rest goes to the log
+    except Exception as e:  # py4j wraps the JVM exception: name it and its root cause; the log has the rest
         raise SinkError(
-            f"Hudi write to {spec.path} failed: {_first_line(e)}",
+            f"Hudi write to {spec.path} failed: {jvm_errors.summary(e)}",
             hint="the batch was not committed and will be re-read on restart; check the table path and the "
             "Spark log above",
         ) from e
     return latest_instant(df.sparkSession, spec.path) or ""
 
 
-def _first_line(e: Exception) -> str:
-    text = str(e).strip().splitlines()
-    for line in text:
-        if "Exception" in line or "Error" in line:
-            return line.strip()[:400]
-    return (text[0] if text else repr(e))[:400]
-
-
 def _meta_client(spark, path: str):
     jvm = spark._jvm
     conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(spark._jsc.hadoopConfiguration())
     return jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder().setConf(conf).setBasePath(path).build()
+
+
+def record_key_fields(spark, path: str) -> list[str]:
+    """The key the table was created with ([] when there is no table or it has none)."""
+    if not table_exists(spark, path):
+        return []
+    fields = _meta_client(spark, path).getTableConfig().getRecordKeyFields()
+    return list(fields.get()) if fields.isPresent() else []
 
 
 def table_exists(spark, path: str) -> bool:
@@ -121,7 +132,7 @@ def last_checkpoint(spark, path: str) -> dict | None:
         if raw:
             return {
                 "instant": inst.requestedTime(),
-                "offsets": {t: {int(p): o for p, o in parts.items()} for t, parts in json.loads(raw).items()},
+                "offsets": Offsets.from_json(raw),
                 "batch_id": int(md.getMetadata(META_BATCH) or 0),
                 "schema": json.loads(md.getMetadata(META_SCHEMA) or "null"),
                 "ledger": json.loads(md.getMetadata(META_LEDGER) or "null"),

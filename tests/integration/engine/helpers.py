@@ -120,6 +120,37 @@ def run_once(config_path: Path, spark, reporter=None):
     return Runner(load_config(config_path), reporter or PlainReporter(), once=True, spark=spark).run()
 
 
-# the rows Spark's Kafka source gives, for tests that feed run_batch(raw=...) without a broker
+# the rows Spark's Kafka source gives, for tests that feed a batch of given rows without a broker
 KAFKA_ROW = ("key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
              "timestampType int, headers array<struct<key:string,value:binary>>")
+
+
+def _encode(v):
+    if v is None or isinstance(v, bytes):
+        return v
+    return (v if isinstance(v, str) else json.dumps(v)).encode()
+
+
+def kafka_rows(spark, values: list, keys: list | None = None, topic: str = "t", first_offset: int = 0):
+    """`values` (bytes, text, or JSON-able) as partition 0 of `topic` from `first_offset` on, shaped like Spark's
+    Kafka source."""
+    ts = dt.datetime(2026, 1, 1)
+    return spark.createDataFrame([(_encode(keys[i]) if keys else None, _encode(v), topic, 0, first_offset + i, ts, 0,
+                                   None) for i, v in enumerate(values)], KAFKA_ROW)
+
+
+def sync_rows(spark, cfg, rows, on_bad=None, expect_messages=None):
+    """The batch harness: one batch of given Kafka-shaped `rows` through `Pipeline.sync_once`, as run lands a batch
+    (no broker). Returns the BatchResult."""
+    from pyspark.sql import functions as F
+
+    from cdcsync.engine.model import BatchInput
+    from cdcsync.engine.pipeline import Pipeline
+    from cdcsync.kafka.offsets import Offsets
+    from cdcsync.reporting import PlainReporter
+
+    spans = rows.groupBy("topic", "partition").agg(F.min("offset"), F.max("offset")).collect()
+    start = Offsets.from_entries((t, p, lo) for t, p, lo, _ in spans)
+    end = Offsets.from_entries((t, p, hi + 1) for t, p, _, hi in spans)
+    pipe = Pipeline(cfg, PlainReporter(quiet=True), spark=spark, on_bad=on_bad)
+    return pipe.sync_once(BatchInput(0, start, end, rows=rows, expect_messages=expect_messages))

@@ -1,16 +1,15 @@
-"""The csv decoder `run` uses (Spark SQL, engine/envelope.py) and the one `infer-schema` uses (Python's csv,
+"""The csv decoder `run` uses (Spark SQL, formats/spark/envelope.py) and the one `infer-schema` uses (Python's csv,
 formats/delimited.py) agree on every record: the same fields, or bad with the same reason. Quoting is RFC 4180."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 
 import pytest
 
 from cdcsync.formats import get_decoder
 from cdcsync.formats.base import BadRecord
-from tests.integration.engine.helpers import KAFKA_ROW
+from tests.integration.engine.helpers import kafka_rows
 
 pytestmark = pytest.mark.integration
 
@@ -25,11 +24,10 @@ VALUES = [
 
 @pytest.mark.parametrize("delimiter", [",", "|", ";", "\t", "-", "^", "]", "&", "\\"])
 def test_spark_and_python_csv_decoders_agree(spark, delimiter):
-    from cdcsync.engine.envelope import decode_envelope
+    from cdcsync.formats.spark.envelope import decode_envelope
 
     values = [v.replace(b",", delimiter.encode()) for v in VALUES]
-    ts = dt.datetime(2026, 1, 1)
-    raw = spark.createDataFrame([(None, v, "t", 0, i, ts, 0, None) for i, v in enumerate(values)], KAFKA_ROW)
+    raw = kafka_rows(spark, values)
     got = {r["_kafka_offset"]: r for r in decode_envelope(raw, "csv", ["a", "b"], delimiter).collect()}
     dec = get_decoder("csv", columns=["a", "b"], field_delimiter=delimiter)
     for i, v in enumerate(values):

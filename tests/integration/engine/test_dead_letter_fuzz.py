@@ -1,11 +1,11 @@
 """Acceptance (issue 6, point 4) for the decoders `run` really uses: the Spark SQL path (envelope → typed columns
 → classification → Hudi commit). Hypothesis feeds arbitrary bytes, envelope-shaped JSON and corrupted real CDC
-messages through `run_batch`; every message must end decoded or reported bad with a known reason, nothing else.
+messages through the batch harness (`sync_rows`); every message must end decoded or reported bad with a known
+reason, nothing else.
 (tests/unit/formats/test_formats_property.py does the same for the pure-Python decoders.)"""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import tempfile
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tests.integration.engine.helpers import KAFKA_ROW, write_config
+from tests.integration.engine.helpers import kafka_rows, sync_rows, write_config
 from tests.unit.formats.test_formats_property import REASONS, envelope_like, fixture_bytes
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -42,9 +42,6 @@ messages = st.one_of(
 @pytest.mark.parametrize("fmt", ["debezium-json", "canal-json", "maxwell-json", "json", "csv", "raw"])
 def test_spark_decoders_decode_or_report(fmt, spark, bootstrap):
     from cdcsync.config import load_config
-    from cdcsync.engine.batch import TableState, run_batch
-    from cdcsync.engine.runner import table_spec
-    from cdcsync.reporting import PlainReporter
 
     # no shrinking: every example is a Spark job and a Hudi commit; the failing batch is printed as is
     @settings(max_examples=2, deadline=None, database=None, phases=[Phase.explicit, Phase.generate],
@@ -58,17 +55,14 @@ def test_spark_decoders_decode_or_report(fmt, spark, bootstrap):
         if fmt == "csv":
             extra["source.csv_columns"] = ["id", "a", "b"]
         cfg = load_config(write_config(Path(tmp), bootstrap, "fuzz", fmt, "COPY_ON_WRITE", **extra))
-        ts = dt.datetime(2026, 1, 1)
-        raw = spark.createDataFrame([(k, v, "fuzz", 0, i, ts, 0, None) for i, (v, k) in enumerate(batch)], KAFKA_ROW)
+        raw = kafka_rows(spark, [v for v, _ in batch], [k for _, k in batch], topic="fuzz")
         seen: list = []
 
         def on_bad(bad_df, _batch_id, _count):
             seen.extend(bad_df.select("_kafka_offset", "_reason", "_reason_detail").collect())
             return []
 
-        result = run_batch(spark, cfg, TableState(spec=table_spec(cfg)), 0, {"fuzz": {0: 0}},
-                           {"fuzz": {0: len(batch)}}, PlainReporter(quiet=True), on_bad, record_offsets=False,
-                           raw=raw)
+        result = sync_rows(spark, cfg, raw, on_bad)
         t = result.totals()
         assert t["messages"] == len(batch), (t, fmt)
         assert t["rows"] == t["upserted"] + t["deleted"] + t["skipped"] + t["bad"]

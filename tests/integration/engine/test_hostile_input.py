@@ -3,40 +3,29 @@ of the Spark decode path. Each must now end upserted, deleted, skipped or bad wi
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-
 import pytest
 
-from tests.integration.engine.helpers import KAFKA_ROW, write_config
+from tests.integration.engine.helpers import kafka_rows, sync_rows, write_config
 
 pytestmark = pytest.mark.integration
 
 
 def batch(spark, tmp_path, fmt, values, keys=None, **extra):
-    """One run_batch over `values` (no broker: rows shaped like the Kafka source). Returns (totals, {offset: reason
-    of a bad record}, table rows by id, table columns)."""
+    """One batch of `values` through the batch harness. Returns (totals, {offset: reason of a bad record}, table
+    rows by id, table columns)."""
     from cdcsync.config import load_config
-    from cdcsync.engine.batch import TableState, run_batch
-    from cdcsync.engine.runner import table_spec
-    from cdcsync.reporting import PlainReporter
 
     tmp_path.mkdir(parents=True, exist_ok=True)
     cfg = load_config(write_config(tmp_path, "localhost:1", "t", fmt, "COPY_ON_WRITE",
                                    **{"run.on_bad_record": "skip", **extra}))
-    ts = dt.datetime(2026, 1, 1)
-    enc = lambda v: None if v is None else (v if isinstance(v, bytes) else  # noqa: E731
-                                            (v if isinstance(v, str) else json.dumps(v)).encode())
-    raw = spark.createDataFrame([(enc(keys[i]) if keys else None, enc(v), "t", 0, i, ts, 0, None)
-                                 for i, v in enumerate(values)], KAFKA_ROW)
+    raw = kafka_rows(spark, values, keys)
     bad = {}
 
     def on_bad(df, _b, _n):
         bad.update({r[0]: r[1] for r in df.select("_kafka_offset", "_reason").collect()})
         return []
 
-    res = run_batch(spark, cfg, TableState(spec=table_spec(cfg)), 0, {"t": {0: 0}}, {"t": {0: len(values)}},
-                    PlainReporter(quiet=True), on_bad, raw=raw)
+    res = sync_rows(spark, cfg, raw, on_bad)
     df = spark.read.format("hudi").load(cfg.sink.path)
     rows = {r["id"]: r.asDict() for r in df.collect()}
     return res.totals(), bad, rows, [c for c in df.columns if not c.startswith("_")]

@@ -26,7 +26,7 @@ KEYS = {"debezium-mysql-all-types-with-schema.txt": ["_id"]}
 
 
 def expected_state(path: Path, key: list[str]) -> dict:
-    from cdcsync.formats.base import get_decoder
+    from cdcsync.formats import get_decoder
     from cdcsync.formats.state import final_state
 
     decoder = get_decoder(fixture_format(path), typed=True)

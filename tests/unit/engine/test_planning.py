@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from cdcsync.engine.runner import batch_budget, plan_end
+from cdcsync.engine.planning import batch_budget, plan_end
 
 
 def test_everything_available_without_a_budget():

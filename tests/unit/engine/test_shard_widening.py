@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from cdcsync.engine.columns import DBZ_DECIMAL, DBZ_TS_MS, PLAIN, Col
-from cdcsync.engine.routing import _widest
 from cdcsync.errors import SchemaError
+from cdcsync.schema.spark.columns import DBZ_DECIMAL, DBZ_TS_MS, PLAIN, Col
+from cdcsync.schema.spark.infer import _widest
 
 
 def test_shards_widen_to_the_common_type_in_first_seen_order():

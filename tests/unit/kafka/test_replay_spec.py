@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cdcsync.exit_codes import ExitCode
-from cdcsync.kafka.offsets import ReplaySpecError, parse_replay_spec, replay_range, resolve_replay_spec
+from cdcsync.kafka.replay_spec import Extent, ReplaySpecError, parse_replay_spec, replay_range, resolve_replay_spec
 
 
 @pytest.mark.parametrize("text,kind", [("earliest", "earliest"), ("LATEST", "latest"), (" committed ", "committed")])
@@ -40,27 +40,28 @@ L = {"a": {0: 10, 1: 7}, "b": {0: 3}}
 
 
 def test_resolve_keywords_and_lists_without_a_broker():
-    assert resolve_replay_spec(parse_replay_spec("earliest"), None, ["a", "b"], E, L) == E
-    assert resolve_replay_spec(parse_replay_spec("latest"), None, ["a"], E, L) == {"a": L["a"]}
+    assert resolve_replay_spec(parse_replay_spec("earliest"), None, Extent(["a", "b"], E, L)) == E
+    assert resolve_replay_spec(parse_replay_spec("latest"), None, Extent(["a"], E, L)) == {"a": L["a"]}
     spec = parse_replay_spec("topic:a,partition:1,offset:4")
-    assert resolve_replay_spec(spec, None, ["a", "b"], E, L) == {"a": {1: 4}}
+    assert resolve_replay_spec(spec, None, Extent(["a", "b"], E, L)) == {"a": {1: 4}}
 
 
 def test_committed_fills_unrecorded_partitions_with_earliest_and_needs_a_commit():
-    got = resolve_replay_spec(parse_replay_spec("committed"), None, ["a"], E, L, committed=lambda: {"a": {0: 8}})
+    got = resolve_replay_spec(parse_replay_spec("committed"), None, Extent(["a"], E, L),
+                              committed=lambda: {"a": {0: 8}})
     assert got == {"a": {0: 8, 1: 0}}
     with pytest.raises(ReplaySpecError, match="no commit with recorded offsets"):
-        resolve_replay_spec(parse_replay_spec("committed"), None, ["a"], E, L, committed=lambda: None)
+        resolve_replay_spec(parse_replay_spec("committed"), None, Extent(["a"], E, L), committed=lambda: None)
 
 
 def test_list_errors_name_topics_and_partitions():
     with pytest.raises(ReplaySpecError, match="reads 2 topics"):
-        resolve_replay_spec(parse_replay_spec("partition:0,offset:1"), None, ["a", "b"], E, L)
+        resolve_replay_spec(parse_replay_spec("partition:0,offset:1"), None, Extent(["a", "b"], E, L))
     with pytest.raises(ReplaySpecError) as err:
-        resolve_replay_spec(parse_replay_spec("partition:9,offset:1"), None, ["b"], E, L)
+        resolve_replay_spec(parse_replay_spec("partition:9,offset:1"), None, Extent(["b"], E, L))
     assert "no partition 9" in err.value.message and "[0]" in err.value.hint
     with pytest.raises(ReplaySpecError, match="not one the config reads"):
-        resolve_replay_spec(parse_replay_spec("topic:c,partition:0,offset:1"), None, ["a", "b"], E, L)
+        resolve_replay_spec(parse_replay_spec("topic:c,partition:0,offset:1"), None, Extent(["a", "b"], E, L))
 
 
 def test_out_of_range_names_partition_and_valid_range():
@@ -86,7 +87,7 @@ def _plan(start, end, budget):
 
 @pytest.mark.parametrize("budget", [None, 1, 3, 5, 7, 100])
 def test_planned_batches_are_the_batches_the_replay_loop_runs(budget):
-    from cdcsync.engine.runner import plan_end
+    from cdcsync.engine.planning import plan_end
 
     start, end = {"a": {0: 3, 1: 0, 2: 9}}, {"a": {0: 10, 1: 5, 2: 9}}
     plan, done, batches = _plan(start, end, budget), start, 0

@@ -65,18 +65,22 @@ def _kafka_ts_ms(df_col_ts: Column) -> Column:
     return (F.unix_micros(df_col_ts) / 1000).cast("long")
 
 
-def _finish(df: DataFrame, op, skip, bad, bad_detail, table, row, key_row, ts_ms, schema=None, types=None,
-            pk=None, pos=None) -> DataFrame:
-    return df.select(
-        *[c for c in df.columns if c.startswith("_kafka_") or c in ("_value", "_raw_value")],
-        (pos if pos is not None else F.lit(0)).alias("_pos"),
-        op.alias("_op"), skip.alias("_skip"), bad.alias("_bad"), bad_detail.alias("_bad_detail"),
-        table.alias("_table"), row.alias("_row"), key_row.alias("_key_row"),
-        F.coalesce(ts_ms, _kafka_ts_ms(F.col("_kafka_timestamp"))).alias("_ts_ms"),
-        (schema if schema is not None else F.lit(None).cast("string")).alias("_schema"),
-        (types if types is not None else F.lit(None).cast("string")).alias("_types"),
-        (pk if pk is not None else F.lit(None).cast("array<string>")).alias("_pk"),
-    )
+_NULL = {"_skip": "string", "_bad": "string", "_bad_detail": "string", "_table": "string", "_row": "string",
+         "_key_row": "string", "_ts_ms": "long", "_schema": "string", "_types": "string", "_pk": "array<string>"}
+
+
+def _finish(df: DataFrame, **cols: Column) -> DataFrame:
+    """The uniform change stream (see the module doc) from a format's columns, named without their leading '_';
+    a column a format does not set is NULL (`pos` is 0: one row per message)."""
+    given = {f"_{k}": v for k, v in cols.items()}
+    unknown = set(given) - set(_NULL) - {"_op", "_pos"}
+    if unknown:
+        raise TypeError(f"not a change-stream column: {sorted(unknown)}")
+    out = {"_pos": given.get("_pos", F.lit(0)), "_op": given["_op"]}
+    out |= {name: given.get(name, F.lit(None).cast(kind)) for name, kind in _NULL.items()}
+    out["_ts_ms"] = F.coalesce(out["_ts_ms"], _kafka_ts_ms(F.col("_kafka_timestamp")))
+    keep = [c for c in df.columns if c.startswith("_kafka_") or c in ("_value", "_raw_value")]
+    return df.select(*keep, *[c.alias(name) for name, c in out.items()])
 
 
 def debezium(df: DataFrame) -> DataFrame:
@@ -110,8 +114,8 @@ def debezium(df: DataFrame) -> DataFrame:
     table = F.when(src.isNotNull(), F.concat_ws(".", src["db"], src["table"]))
     row = F.when(op == "d", before).otherwise(after)
     ts = F.coalesce(F.when(src["ts_ms"] != 0, src["ts_ms"]), field("ts_ms"))  # snapshot rows carry 0
-    return _finish(df, out_op, skip, bad, detail, table, row, F.when(op == "d", key_row), ts,
-                   schema=F.col("_e.schema"))
+    return _finish(df, op=out_op, skip=skip, bad=bad, bad_detail=detail, table=table, row=row,
+                   key_row=F.when(op == "d", key_row), ts_ms=ts, schema=F.col("_e.schema"))
 
 
 def canal(df: DataFrame) -> DataFrame:
@@ -130,8 +134,8 @@ def canal(df: DataFrame) -> DataFrame:
     skip = F.when(tombstone, "tombstone").when(ddl, "ddl")
     op = F.when(skip.isNotNull(), "s").when(bad.isNotNull(), None).when(t == "DELETE", "d").otherwise("u")
     table = F.concat_ws(".", F.col("_e.database"), F.col("_e.table"))
-    return _finish(df, op, skip, bad, detail, table, F.col("_elem"), F.lit(None).cast("string"),
-                   F.coalesce(F.col("_e.es"), F.col("_e.ts")), types=F.to_json(F.col("_e.mysqlType")),
+    return _finish(df, op=op, skip=skip, bad=bad, bad_detail=detail, table=table, row=F.col("_elem"),
+                   ts_ms=F.coalesce(F.col("_e.es"), F.col("_e.ts")), types=F.to_json(F.col("_e.mysqlType")),
                    pk=F.col("_e.pkNames"), pos=F.coalesce(F.col("_pos"), F.lit(0)))
 
 
@@ -152,8 +156,8 @@ def maxwell(df: DataFrame) -> DataFrame:
                                                 .otherwise("ddl"))
     op = F.when(skip.isNotNull(), "s").when(bad.isNotNull(), None).when(t == "delete", "d").otherwise("u")
     table = F.concat_ws(".", F.col("_e.database"), F.col("_e.table"))
-    return _finish(df, op, skip, bad, detail, table, F.col("_e.data"), F.lit(None).cast("string"),
-                   F.col("_e.ts") * 1000, pk=F.col("_e.primary_key_columns"))
+    return _finish(df, op=op, skip=skip, bad=bad, bad_detail=detail, table=table, row=F.col("_e.data"),
+                   ts_ms=F.col("_e.ts") * 1000, pk=F.col("_e.primary_key_columns"))
 
 
 def plain_json(df: DataFrame) -> DataFrame:
@@ -164,8 +168,7 @@ def plain_json(df: DataFrame) -> DataFrame:
     detail = (F.when(bad == "invalid_json", "value is not valid JSON")
               .when(bad.isNotNull(), "value is not a JSON object"))
     op = F.when(tombstone, "s").when(bad.isNotNull(), None).otherwise("u")
-    return _finish(df, op, F.when(tombstone, "tombstone"), bad, detail, F.lit(None).cast("string"),
-                   F.col("_value"), F.lit(None).cast("string"), F.lit(None).cast("long"))
+    return _finish(df, op=op, skip=F.when(tombstone, "tombstone"), bad=bad, bad_detail=detail, row=F.col("_value"))
 
 
 def csv(df: DataFrame, columns: list[str], delimiter: str) -> DataFrame:
@@ -187,16 +190,14 @@ def csv(df: DataFrame, columns: list[str], delimiter: str) -> DataFrame:
                      "closing quote, or a line break outside quotes starts a second record")
               .when(bad.isNotNull(), F.format_string(f"expected {len(columns)} fields, found %d", n_fields)))
     op = F.when(tombstone, "s").when(bad.isNotNull(), None).otherwise("u")
-    return _finish(df, op, F.when(tombstone, "tombstone"), bad, detail, F.lit(None).cast("string"),
-                   F.to_json(parsed), F.lit(None).cast("string"), F.lit(None).cast("long"))
+    return _finish(df, op=op, skip=F.when(tombstone, "tombstone"), bad=bad, bad_detail=detail, row=F.to_json(parsed))
 
 
 def raw(df: DataFrame) -> DataFrame:
     tombstone = F.col("_value").isNull()
     op = F.when(tombstone, "s").otherwise("u")
-    return _finish(df, op, F.when(tombstone, "tombstone"), F.lit(None).cast("string"), F.lit(None).cast("string"),
-                   F.lit(None).cast("string"), F.to_json(F.struct(F.col("_value").alias("value"))),
-                   F.lit(None).cast("string"), F.lit(None).cast("long"))
+    return _finish(df, op=op, skip=F.when(tombstone, "tombstone"),
+                   row=F.to_json(F.struct(F.col("_value").alias("value"))))
 
 
 def _regex_escape(ch: str) -> str:

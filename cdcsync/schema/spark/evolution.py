@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cdcsync.engine.columns import PLAIN, Col
+from cdcsync.schema.spark.columns import PLAIN, Col
 from cdcsync.schema.types import Kind, parse_type, widen
 
 # Type changes Hudi applies to an existing column on write (its schema-evolution docs: int/long → float/double/
@@ -19,7 +19,7 @@ _HUDI_PROMOTIONS = {
 
 
 @dataclass(frozen=True)
-class Change:
+class ColumnChange:
     kind: str  # "add" | "widen" | "incompatible"
     column: str
     old: str | None
@@ -37,11 +37,11 @@ def _spark(t: str) -> str:
     return parse_type(t).spark_ddl()
 
 
-def merge(current: list[Col], batch: list[Col], declared: dict[str, str]) -> tuple[list[Col], list[Change]]:
+def merge(current: list[Col], batch: list[Col], declared: dict[str, str]) -> tuple[list[Col], list[ColumnChange]]:
     """(columns to write with, changes against `current`). Declared types always win over what data shows."""
     by_name = {c.name: c for c in current}
     out = list(current)
-    changes: list[Change] = []
+    changes: list[ColumnChange] = []
     for b in batch:
         if b.name in declared:
             b = Col(b.name, _spark(declared[b.name]), b.encoding if b.encoding != PLAIN else PLAIN, b.scale)
@@ -50,7 +50,7 @@ def merge(current: list[Col], batch: list[Col], declared: dict[str, str]) -> tup
             by_name[b.name] = b
             out.append(b)
             if current:
-                changes.append(Change("add", b.name, None, b.type))
+                changes.append(ColumnChange("add", b.name, None, b.type))
             continue
         if old.type == b.type:
             if old.encoding != b.encoding:  # the wire changed (e.g. a schema envelope appeared): follow it
@@ -65,7 +65,7 @@ def merge(current: list[Col], batch: list[Col], declared: dict[str, str]) -> tup
         kind = "widen" if (parse_type(old.type).kind, wide.kind) in _HUDI_PROMOTIONS else "incompatible"
         new = Col(old.name, wide_t, b.encoding if wide_t == b.type else PLAIN, b.scale)
         out[out.index(old)] = by_name[b.name] = new
-        changes.append(Change(kind, b.name, old.type, wide_t))
+        changes.append(ColumnChange(kind, b.name, old.type, wide_t))
     for name, t in declared.items():  # a declared column the data has not shown yet still exists
         if name not in by_name:
             col = Col(name, _spark(t))

@@ -9,10 +9,11 @@ import json
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from cdcsync.engine import columns as C
-from cdcsync.engine.columns import Col
 from cdcsync.formats.debezium_types import DECIMAL_NAME, field_type
 from cdcsync.formats.mysql_types import mysql_type
+from cdcsync.schema.spark import columns as C
+from cdcsync.schema.spark.columns import DBZ_DECIMAL, PLAIN, Col
+from cdcsync.schema.types import parse_type, widen
 
 # How Debezium carries each logical type on the wire; the column *type* comes from formats.debezium_types,
 # the one mapping infer-schema uses too.
@@ -132,3 +133,45 @@ def _merge_in_order(lists: list[list[Col]]) -> list[Col]:
         for c in cols:
             seen.setdefault(c.name, c)
     return list(seen.values())
+
+
+def _widest(lists: list[list[Col]]) -> list[Col]:
+    """Columns of several shards merged on the widening lattice, in first-seen order."""
+    seen: dict[str, Col] = {}
+    for cols in lists:
+        for c in cols:
+            old = seen.get(c.name)
+            if old is None:
+                seen[c.name] = c
+                continue
+            if DBZ_DECIMAL in (old.encoding, c.encoding) and (old.encoding, old.scale) != (c.encoding, c.scale):
+                # one column decodes every row with one scale: shards with other scales would come out wrong
+                from cdcsync.errors import SchemaError
+
+                raise SchemaError(
+                    f"column {c.name}: shards carry Debezium decimals of different scales ({old.type} scale "
+                    f"{old.scale}, {c.type} scale {c.scale}); they cannot share one table column",
+                    hint="set decimal.handling.mode=string (or double) in the Debezium connector, or route the "
+                    "shards to separate tables", column=c.name)
+            if old.type == c.type:
+                continue
+            wide = widen(parse_type(old.type), parse_type(c.type))
+            wide_t = wide.spark_ddl() if wide else "STRING"
+            enc = old.encoding if wide_t == old.type else c.encoding if wide_t == c.type else PLAIN
+            seen[c.name] = Col(c.name, wide_t, enc, max(old.scale, c.scale))
+    return list(seen.values())
+
+
+def shard_columns(env: DataFrame, fmt: str, max_schemas: int = 64) -> list[Col]:
+    """Like infer_batch_columns, but shards with different schemas widen instead of first-wins.
+    (JSON inference over the row images already widens across rows.)"""
+    rows = env.filter(F.col("_op").isin("u", "d"))
+    source = {"debezium-json": "_schema", "canal-json": "_types"}.get(fmt)
+    if source:
+        texts = [r[0] for r in rows.select(source).where(F.col(source).isNotNull()).distinct()
+                 .limit(max_schemas).collect()]
+        if texts:
+            if fmt == "debezium-json":
+                return _widest([from_debezium_schema(t) or [] for t in texts])
+            return _widest([[Col(k, mysql_type(v).spark_ddl()) for k, v in json.loads(t).items()] for t in texts])
+    return infer_batch_columns(env, fmt)

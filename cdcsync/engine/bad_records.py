@@ -1,0 +1,61 @@
+"""What happens to a batch's bad records under [run] on_bad_record: fail the batch, skip them (counted), or
+write them to the dead-letter table; and the run-wide max_bad_records budget."""
+
+from __future__ import annotations
+
+from cdcsync.errors import DecodeError
+from cdcsync.sinks import dead_letter
+
+_SHOWN = 3  # bad records named on stderr per batch; the dead-letter table has them all
+
+
+class BadRecords:
+    """The handler a batch calls with its bad rows: returns up to five samples for the summary."""
+
+    def __init__(self, cfg, reporter, policy: str | None = None):
+        self.cfg = cfg
+        self.reporter = reporter
+        self.policy = policy or cfg.run.on_bad_record
+
+    def __call__(self, bad_df, batch_id: int, count: int) -> list[dict]:
+        samples = first_samples(bad_df)
+        if self.policy == "fail":
+            raise bad_error(samples[0])
+        if self.policy == "dead-letter":
+            dead_letter.write(self.cfg, bad_df, batch_id)
+        verb = "dead-lettered" if self.policy == "dead-letter" else "skipped"
+        for s in samples[:_SHOWN]:
+            self.reporter.warn(f"{verb} bad record {s['topic']}/{s['partition']}@{s['offset']}: {s['reason']}: "
+                               f"{s['detail']}")
+        return samples
+
+
+def first_samples(bad_df, n: int = 5) -> list[dict]:
+    from pyspark.sql import functions as F
+
+    first = (bad_df.orderBy("_kafka_partition", "_kafka_offset", "_pos").limit(n)
+             .select("_kafka_topic", "_kafka_partition", "_kafka_offset", "_reason", "_reason_detail",
+                     F.substring(F.col("_raw_value"), 1, 200).alias("head")).collect())
+    return [{"topic": r[0], "partition": r[1], "offset": r[2], "reason": r[3], "detail": r[4],
+             "value_preview": bytes(r[5] or b"").decode("utf-8", "backslashreplace")} for r in first]
+
+
+def bad_error(sample: dict) -> DecodeError:
+    value = sample.get("value_preview", "")
+    return DecodeError(
+        f"bad record at {sample['topic']}/{sample['partition']} offset {sample['offset']}: "
+        f"{sample['reason']}: {sample['detail']}\n  value (first 200 bytes): {value}",
+        hint='fix the producer or the config; or set [run] on_bad_record = "dead-letter" to set such records '
+        "aside and keep going",
+        **sample,
+    )
+
+
+def check_budget(cfg, bad_so_far: int) -> None:
+    limit = cfg.run.max_bad_records
+    if limit is not None and bad_so_far > limit:
+        raise DecodeError(
+            f"{bad_so_far} bad records so far, more than run.max_bad_records = {limit}; "
+            "stopped after committing the batch that crossed it",
+            hint="inspect them with 'cdcsync dead-letter list', fix the source, then run again",
+        )

@@ -1,0 +1,133 @@
+"""Stage 3 of a batch: every decoded record gets its class (upserted, deleted, skipped, bad) and, when bad, a
+reason code and detail. Also decides the table's primary key when the config names none."""
+
+from __future__ import annotations
+
+import json
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from cdcsync.engine.model import TableState
+from cdcsync.errors import ConfigError
+from cdcsync.schema.spark.columns import NAME, Col
+
+
+def resolve_primary_key(cfg, env: DataFrame, state: TableState) -> list[str]:
+    if cfg.sink.primary_key:
+        return list(cfg.sink.primary_key)
+    if state.spec.primary_key:
+        return list(state.spec.primary_key)
+    fmt = cfg.source.format
+    if fmt in ("canal-json", "maxwell-json"):
+        live = F.col("_op").isin("u", "d")  # a bad or skipped message's key says nothing about the table
+        row = env.where(live & F.col("_pk").isNotNull() & (F.size("_pk") > 0)).select("_pk").first()
+        if row:
+            return list(row[0])
+    if fmt == "debezium-json":
+        key = F.col("_kafka_key").cast("string")
+        keys = F.json_object_keys(F.coalesce(F.get_json_object(key, "$.payload"), key))
+        row = (env.where(F.col("_op").isin("u", "d") & F.col("_kafka_key").isNotNull()).select(keys.alias("k"))
+               .where(F.col("k").isNotNull() & (F.size("k") > 0)).first())
+        if row:
+            return list(row[0])
+    if fmt in ("debezium-json", "canal-json", "maxwell-json"):
+        raise ConfigError(
+            f"{cfg.path}: no primary key for table '{cfg.sink.table_name}': the {fmt} messages name none",
+            hint="set sink.primary_key = [\"id\"] (the source table's key columns)", key="sink.primary_key",
+        )
+    return []  # json/csv/raw without a key: insert-only
+
+
+def unnamable_columns_are_bad(cols: list[Col], env: DataFrame, existing: list[str]) -> tuple[list[Col], DataFrame]:
+    """A column name Hudi cannot store, or one that differs from another only by case (Spark resolves names
+    case-insensitively: "ambiguous reference"), would fail the whole commit every time it is retried; the records
+    carrying one are bad instead. The first-seen spelling (the table's own first) keeps its column."""
+    seen = {n.lower() for n in existing}
+    bad = []
+    for c in cols:
+        if not NAME.fullmatch(c.name) or (c.name not in existing and c.name.lower() in seen):
+            bad.append(c.name)
+        else:
+            seen.add(c.name.lower())
+    if not bad:
+        return cols, env
+    carries = F.exists(F.json_object_keys(F.coalesce("_row", "_key_row")), lambda k: k.isin(bad))
+    hit = F.col("_bad").isNull() & F.coalesce(F.col("_op") != "s", F.lit(False)) & F.coalesce(carries, F.lit(False))
+    detail = (f"column name(s) {', '.join(map(repr, bad))} cannot be stored in a Hudi table (letters, digits and _ "
+              "only, not starting with a digit, and not another column's name in other letter case): rename the "
+              "column upstream, or replay after a fix")
+    env = env.withColumns({"_bad": F.when(hit, "bad_column_name").otherwise(F.col("_bad")),  # one projection:
+                           "_bad_detail": F.when(hit, F.lit(detail)).otherwise(F.col("_bad_detail")),  # `hit`
+                           "_op": F.when(hit, None).otherwise(F.col("_op"))})  # reads the columns as they were
+    return [c for c in cols if c.name not in bad], env
+
+
+def classified(df: DataFrame, pk: list[str], schema_err: Column) -> DataFrame:
+    """`df` (with the typed row `_t` and `_cast_bad`) plus `_class`, `_reason` and `_reason_detail`."""
+    key_cols = [F.col(f"_t.`{k}`") for k in pk]
+    reason = (F.when(F.col("_op") == "s", F.lit(None))
+              .when(F.col("_bad").isNotNull(), F.col("_bad"))
+              .when(schema_err.isNotNull(), "schema_validation")
+              .when(F.size("_cast_bad") > 0, "bad_value")
+              .when(_any_null(key_cols) if pk else F.lit(False), "missing_key"))
+    detail = (F.when(F.col("_bad").isNotNull(), F.col("_bad_detail"))
+              .when(schema_err.isNotNull(), schema_err)
+              .when(F.size("_cast_bad") > 0, F.concat(F.lit("cannot convert column(s) "),
+                                                       F.array_join("_cast_bad", ", "),
+                                                       F.lit(" to the table's type")))
+              .when(reason == "missing_key", F.lit(f"primary key ({', '.join(pk)}) is missing or null")))
+    klass = (F.when(F.col("_op") == "s", "skipped").when(reason.isNotNull(), "bad")
+             .when(F.col("_op") == "d", "deleted").otherwise("upserted"))
+    return df.select("*", klass.alias("_class"), reason.alias("_reason"), detail.alias("_reason_detail"))
+
+
+def _any_null(cols: list[Column]) -> Column:
+    out = F.lit(False)
+    for c in cols:
+        out = out | c.isNull()
+    return out
+
+
+def schema_check(cfg) -> Column:
+    """[schema] validate_with: each row image checked with jsonschema. Opt-in, and the one Python step on the
+    path (a UDF): jsonschema has no JVM twin; expect it to cost throughput."""
+    if not cfg.schema.validate_with:
+        return F.lit(None).cast("string")
+    from pathlib import Path
+
+    from jsonschema import Draft202012Validator
+
+    path = Path(cfg.schema.validate_with)
+    if not path.is_absolute():
+        path = Path(cfg.path).parent / path
+    try:
+        schema = json.loads(path.read_text())
+        Draft202012Validator.check_schema(schema)
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{cfg.path}: schema.validate_with = {cfg.schema.validate_with!r} cannot be used: {e}",
+                          hint="point it at a readable JSON Schema file (draft 2020-12)",
+                          key="schema.validate_with") from None
+    text = json.dumps(schema)
+
+    def check(row: str | None) -> str | None:
+        if row is None:
+            return None
+        v = _validator(text)
+        err = next(iter(v.iter_errors(json.loads(row))), None)
+        return None if err is None else f"JSON Schema: {'/'.join(map(str, err.absolute_path)) or '(row)'}: " \
+            f"{err.message[:300]}"
+
+    udf = F.udf(check, "string")
+    return F.when(F.col("_op") == "u", udf(F.col("_row")))
+
+
+_VALIDATORS: dict[str, object] = {}
+
+
+def _validator(text: str):
+    if text not in _VALIDATORS:  # once per Python worker
+        from jsonschema import Draft202012Validator
+
+        _VALIDATORS[text] = Draft202012Validator(json.loads(text))
+    return _VALIDATORS[text]

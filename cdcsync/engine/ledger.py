@@ -1,0 +1,58 @@
+"""The batch ledger: per partition, messages and rows read and the class each row ended in. It must balance
+(every row in one class, every message inside the planned range) before anything is committed."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from cdcsync.engine.model import CLASSES, BatchInput
+from cdcsync.errors import LedgerError
+
+_COUNTS = ("messages", "rows", "min_offset", "max_offset", *CLASSES)
+
+
+def count(df: DataFrame) -> dict[str, dict[str, int]]:
+    """One aggregation over classified rows (`_class`): {"topic/partition": counts}."""
+    aggs = [F.count(F.when(F.col("_pos") == 0, 1)).alias("messages"), F.count(F.lit(1)).alias("rows"),
+            F.min("_kafka_offset").alias("min_offset"), F.max("_kafka_offset").alias("max_offset")]
+    aggs += [F.count(F.when(F.col("_class") == k, 1)).alias(k) for k in CLASSES]
+    return {f"{r['_kafka_topic']}/{r['_kafka_partition']}": {k: int(r[k]) for k in _COUNTS}
+            for r in df.groupBy("_kafka_topic", "_kafka_partition").agg(*aggs).collect()}
+
+
+def add(parts: list[dict]) -> dict[str, dict[str, int]]:
+    """Ledgers of disjoint row sets of one batch (routed tables) summed into one."""
+    out: dict[str, dict[str, int]] = {}
+    for ledger in parts:
+        for tp, c in ledger.items():
+            acc = out.get(tp)
+            if acc is None:
+                out[tp] = dict(c)
+                continue
+            for k, v in c.items():
+                acc[k] = min(acc[k], v) if k == "min_offset" else max(acc[k], v) if k == "max_offset" else acc[k] + v
+    return out
+
+
+def check(ledger: dict, batch: BatchInput) -> None:
+    """Every row lands in one class, and every message read lies inside the planned range (given rows: inside
+    their own span) and, when the caller said how many, the counts are exactly those."""
+    for tp, c in ledger.items():
+        topic, part = tp.rsplit("/", 1)
+        classified = sum(c[k] for k in CLASSES)
+        if batch.rows is not None:
+            lo, hi = c["min_offset"], c["max_offset"] + 1
+        else:
+            lo, hi = batch.start[topic][int(part)], batch.end[topic][int(part)]
+        if classified != c["rows"] or c["messages"] > hi - lo or c["min_offset"] < lo or c["max_offset"] >= hi:
+            raise LedgerError(
+                f"ledger mismatch on {tp}: read {c['messages']} messages ({c['rows']} rows) in offsets "
+                f"[{c['min_offset']}, {c['max_offset']}] for planned range [{lo}, {hi}); classified {classified}",
+                hint="nothing was committed; please report this with the log",
+            )
+    if batch.expect_messages is not None:
+        got = {tp: c["messages"] for tp, c in ledger.items()}
+        if got != batch.expect_messages:
+            raise LedgerError(f"ledger mismatch: messages classified per partition {got}, expected "
+                              f"{batch.expect_messages}", hint="nothing was committed; please report this with the log")

@@ -1,0 +1,67 @@
+"""The values the one sync loop passes around: a batch to sync, what it did, and what is known of a table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from cdcsync.kafka.offsets import Offsets
+from cdcsync.schema.spark.columns import Col
+from cdcsync.schema.spark.evolution import ColumnChange
+from cdcsync.sinks.hudi import TableSpec
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+CLASSES = ("upserted", "deleted", "skipped", "bad")  # every record ends in exactly one
+
+
+class CommitMode(Enum):
+    """PIPELINE commits carry the batch's end offsets (the resume point); REPLAY commits carry the replayed range
+    under `_cdcsync.replay` and never move the pipeline's offsets."""
+
+    PIPELINE = "pipeline"
+    REPLAY = "replay"
+
+
+@dataclass
+class TableState:
+    """What the engine knows of a target table between batches."""
+
+    spec: TableSpec
+    columns: list[Col] = field(default_factory=list)
+    key_known: bool = False
+
+
+@dataclass(frozen=True)
+class BatchInput:
+    """One batch for `Pipeline.sync_once`: a Kafka range [start, end), or given `rows` shaped like Spark's Kafka
+    source (the dead-letter table's records), whose offsets are not a contiguous range."""
+
+    batch_id: int
+    start: Offsets
+    end: Offsets
+    rows: DataFrame | None = None
+    expect_messages: dict[str, int] | None = None  # {"topic/partition": n}, checked before anything is written
+    redo: bool = False  # a routed batch cut short by a crash: tables whose newest commit is this batch are skipped
+
+
+@dataclass
+class BatchResult:
+    batch_id: int
+    start: Offsets
+    end: Offsets
+    instant: str | None
+    ledger: dict[str, dict[str, int]]  # "topic/partition" -> counts
+    changes: list[ColumnChange] = field(default_factory=list)
+    bad_samples: list[dict] = field(default_factory=list)
+    tables: dict[str, dict] = field(default_factory=dict)  # routed runs: table -> {"instant", counts}
+    unrouted: int = 0  # routed runs: rows no route matched, counted as skipped
+
+    def totals(self) -> dict[str, int]:
+        out = {k: 0 for k in ("messages", "rows", *CLASSES)}
+        for counts in self.ledger.values():
+            for k in out:
+                out[k] += counts.get(k, 0)
+        return out

@@ -1,0 +1,137 @@
+"""The facade every sync goes through: the config, the Spark session, Kafka look-ups, the target tables' state,
+the writer locks and the bad-record handler; and `sync_once`, which lands one batch input in the table(s).
+`run`, `replay-from-offset` and `dead-letter replay` differ only in the batch inputs they feed it (engine.sync)."""
+
+from __future__ import annotations
+
+from pyspark import StorageLevel
+
+from cdcsync import jvm_errors
+from cdcsync.config.model import routed_path
+from cdcsync.engine import routing
+from cdcsync.engine.bad_records import BadRecords
+from cdcsync.engine.batch import decode, sync_table
+from cdcsync.engine.faults import maybe_crash
+from cdcsync.engine.lock import WriterLock, multi_writer_configured
+from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
+from cdcsync.errors import CdcsyncError, SourceError
+from cdcsync.kafka.view import KafkaView
+from cdcsync.schema.spark.columns import schema_from_json
+from cdcsync.sinks import hudi
+
+_KAFKA_CODE = ("org.apache.kafka.", "org.apache.spark.sql.kafka010.")
+
+
+class Pipeline:
+    def __init__(self, cfg, reporter, *, mode: CommitMode = CommitMode.PIPELINE, spark=None,
+                 schema_from: str | None = None, on_bad=None):
+        """`schema_from`: the main table path whose columns a table starts with (replays into side tables land
+        the same types as run); `on_bad`: the bad-record handler, by default [run] on_bad_record's."""
+        self.cfg = cfg
+        self.reporter = reporter
+        self.mode = mode
+        self.schema_from = schema_from
+        self.on_bad = on_bad if on_bad is not None else BadRecords(cfg, reporter)
+        self._spark = spark
+        self._protected = False
+        self._states: dict[str, TableState] = {}
+        self._locks: list[WriterLock] = []
+
+    @property
+    def spark(self):
+        if self._spark is None:
+            from cdcsync.engine.session import for_config
+
+            self._spark = for_config(self.cfg, "" if self.mode is CommitMode.PIPELINE else "replay")
+        if not self._protected:
+            self._protected = True
+            if self.cfg.masks:  # salts and keys stay out of every plan Spark prints or records
+                from cdcsync.engine.masking import protect_plans
+
+                protect_plans(self._spark, self.cfg.masks)
+        return self._spark
+
+    def kafka_view(self, group: bool = True) -> KafkaView:
+        """Metadata and offset look-ups (kafka-python); `group=False` for commands that commit nothing."""
+        from cdcsync.kafka.security import from_properties
+
+        src = self.cfg.source
+        kwargs = from_properties(src.properties).kafka_python_kwargs()
+        return KafkaView(src.bootstrap_servers, kwargs, src.group_id if group else None)
+
+    def hold_lock(self, directory: str, what: str, table: str) -> WriterLock:
+        """Take the writer lock in `directory` for this process's life (released by `close`)."""
+        lock = WriterLock(self.spark, directory, what)
+        lock.acquire(table)
+        self._locks.append(lock)
+        return lock
+
+    def lock_table(self, what: str) -> WriterLock | None:
+        """One writer per table, unless Hudi's multi-writer locking is configured."""
+        if multi_writer_configured(self.cfg.sink.options):
+            return None
+        return self.hold_lock(self.cfg.run.checkpoint_dir, what, self.cfg.sink.table_name)
+
+    def heartbeat(self, every_s: float = 10.0) -> None:
+        for lock in self._locks:
+            lock.heartbeat(every_s)
+
+    def close(self) -> None:
+        for lock in reversed(self._locks):
+            lock.release()
+        self._locks.clear()
+
+    def table_state(self, cfg=None) -> TableState:
+        """A target table as this process knows it: first sight takes the columns of its newest commit."""
+        cfg = cfg or self.cfg
+        name = cfg.sink.table_name
+        if name not in self._states:
+            state = TableState(spec=hudi.TableSpec.from_config(cfg))
+            last = hudi.last_checkpoint(self.spark, self._schema_source(cfg))
+            if last:
+                state.columns = schema_from_json(last["schema"])
+            self._states[name] = state
+        return self._states[name]
+
+    def _schema_source(self, cfg) -> str:
+        if self.schema_from is None:
+            return cfg.sink.path
+        return routed_path(self.schema_from, cfg.sink.table_name) if self.cfg.routes else self.schema_from
+
+    def sync_once(self, batch: BatchInput) -> BatchResult:
+        """One batch into the table (or, with [[route]], the tables); nothing is committed when it raises."""
+        cfg = self.cfg
+        progress = bool(cfg.routes) and self.mode is CommitMode.PIPELINE  # a run's record of the batch in flight
+        if progress:
+            routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, "writing")
+        env = decode(self, batch)
+        if cfg.routes:
+            env = routing.with_targets(env, cfg)
+        env = env.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            if cfg.routes:
+                result = routing.sync_routed(self, batch, env)
+            else:
+                result = sync_table(self, cfg, self.table_state(), batch, env)
+        except CdcsyncError:
+            raise
+        except Exception as e:  # a JVM-side failure: name the layer from the exception chain
+            raise _jvm_failure(e, cfg, batch) from e
+        finally:
+            env.unpersist()
+        if progress:
+            maybe_crash("routed_before_done", batch.batch_id)
+            routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, "done")
+        return result
+
+
+def _jvm_failure(e: Exception, cfg, batch: BatchInput) -> CdcsyncError:
+    what = jvm_errors.summary(e)
+    if jvm_errors.caused_by(e, *_KAFKA_CODE):
+        return SourceError(
+            f"batch {batch.batch_id}: reading Kafka failed: {what}",
+            hint=f"nothing was committed; check the brokers ('cdcsync probe --bootstrap-servers "
+            f"{cfg.source.bootstrap_servers}') and run again", offsets=batch.start.range_text(batch.end),
+        )
+    return CdcsyncError(f"batch {batch.batch_id}: Spark failed: {what}",
+                        hint="nothing was committed; the Spark log above has the details")

@@ -1,0 +1,76 @@
+"""The one sync loop. A batch source (run's Kafka planner, a replay's fixed range, the dead-letter records)
+yields batch inputs; each lands through `Pipeline.sync_once`, then the source hears it committed
+(Hudi Streamer's `Source.fetchNext → InputBatch → syncOnce`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from cdcsync.engine.faults import maybe_crash
+from cdcsync.engine.model import BatchInput, BatchResult
+from cdcsync.kafka.offsets import Offsets
+
+_COUNTS = ("messages", "upserted", "deleted", "skipped", "bad")  # per partition and per table in the summary
+
+
+class BatchSource(Protocol):
+    def batches(self) -> Iterator[BatchInput]:
+        """The next batch each time the previous one committed; stops when the source has no more."""
+
+    def committed(self, result: BatchResult, seconds: float) -> None:
+        """The batch landed: report it, move on, check budgets (raising stops the loop)."""
+
+
+@dataclass
+class Summary:
+    table: str
+    path: str
+    started_from: str
+    batches: int = 0
+    totals: dict[str, int] = field(default_factory=lambda: {k: 0 for k in
+                                                            ("messages", "rows", "upserted", "deleted",
+                                                             "skipped", "bad")})
+    instants: list[str] = field(default_factory=list)
+    schema_changes: list[str] = field(default_factory=list)
+    end_offsets: Offsets = field(default_factory=Offsets)
+    lag: dict = field(default_factory=dict)
+    ledger: dict = field(default_factory=dict)
+    dead_letter_path: str | None = None
+    seconds: float = 0.0
+    stopped_by: str = "end of input"
+    tables: dict = field(default_factory=dict)  # [[route]] runs: per target table, the counts of this run
+    unrouted: int = 0
+
+    def add(self, r: BatchResult) -> None:
+        self.batches += 1
+        for k, v in r.totals().items():
+            self.totals[k] += v
+        if r.instant:
+            self.instants.append(r.instant)
+        self.schema_changes += [c.describe() for c in r.changes]
+        self.unrouted += r.unrouted
+        for into, counts in ((self.tables, r.tables), (self.ledger, r.ledger)):
+            for name, c in counts.items():
+                acc = into.setdefault(name, dict.fromkeys(_COUNTS, 0))
+                for k in acc:
+                    acc[k] += c[k]
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def sync(pipe, source: BatchSource, summary: Summary) -> Summary:
+    """Land every batch `source` yields; the summary counts them."""
+    t0 = time.monotonic()
+    for batch in source.batches():
+        t = time.monotonic()
+        result = pipe.sync_once(batch)
+        maybe_crash("after_write", batch.batch_id)
+        summary.add(result)
+        pipe.heartbeat(every_s=0)
+        source.committed(result, time.monotonic() - t)
+    summary.seconds = round(time.monotonic() - t0, 3)
+    return summary

@@ -1,0 +1,182 @@
+"""Metadata and offset look-ups with kafka-python (no JVM), and where a run starts."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from cdcsync.errors import ConfigError, SourceError, TopicMissingError
+from cdcsync.kafka.offsets import Offsets, parse_specific_offsets
+
+
+@dataclass
+class KafkaView:
+    """A short-lived kafka-python consumer for metadata and offset look-ups. It never subscribes or commits
+    (except `commit_group`), and never creates topics."""
+
+    bootstrap_servers: str
+    client_kwargs: dict
+    group_id: str | None = None
+
+    def __post_init__(self):
+        from kafka import KafkaConsumer
+        from kafka.errors import KafkaError, NoBrokersAvailable
+
+        try:
+            self._c = KafkaConsumer(
+                bootstrap_servers=self.bootstrap_servers.split(","), group_id=self.group_id,
+                enable_auto_commit=False, request_timeout_ms=15000, api_version_auto_timeout_ms=10000,
+                **self.client_kwargs,
+            )
+        except NoBrokersAvailable:
+            raise SourceError(
+                f"no Kafka broker answers at {self.bootstrap_servers}",
+                hint="check source.bootstrap_servers; 'cdcsync probe --bootstrap-servers "
+                f"{self.bootstrap_servers}' names the failing hop",
+            ) from None
+        except KafkaError as e:
+            raise SourceError(f"cannot connect to Kafka at {self.bootstrap_servers}: {e}",
+                              hint="run 'cdcsync probe' to find the failing hop") from None
+
+    def close(self) -> None:
+        self._c.close()
+
+    def topics(self) -> set[str]:
+        return set(self._c.topics())
+
+    def partitions(self, topic: str) -> list[int]:
+        parts = self._c.partitions_for_topic(topic)
+        if not parts:
+            raise TopicMissingError(
+                f"topic {topic!r} does not exist on {self.bootstrap_servers}",
+                hint="create it, or fix source.topics / source.topic_pattern", topic=topic,
+            )
+        return sorted(parts)
+
+    def resolve_topics(self, topics: list[str] | None, pattern: str | None) -> list[str]:
+        if topics:
+            for t in topics:
+                self.partitions(t)
+            return list(topics)
+        rx = re.compile(pattern or "")
+        found = sorted(t for t in self.topics() if rx.fullmatch(t))
+        if not found:
+            raise TopicMissingError(f"no topic matches source.topic_pattern {pattern!r}",
+                                    hint="check the pattern (a full-match Java/Python regex)")
+        return found
+
+    def _tps(self, topics: list[str]):
+        from kafka import TopicPartition
+
+        return [TopicPartition(t, p) for t in topics for p in self.partitions(t)]
+
+    def earliest(self, topics: list[str]) -> Offsets:
+        return _nest(self._c.beginning_offsets(self._tps(topics)))
+
+    def latest(self, topics: list[str]) -> Offsets:
+        return _nest(self._c.end_offsets(self._tps(topics)))
+
+    def for_time(self, topics: list[str], ts_ms: int) -> Offsets:
+        """First offset whose timestamp >= ts_ms per partition; the end offset where there is none."""
+        tps = self._tps(topics)
+        found = self._c.offsets_for_times({tp: ts_ms for tp in tps})
+        ends = self._c.end_offsets(tps)
+        return _nest({tp: (found[tp].offset if found.get(tp) else ends[tp]) for tp in tps})
+
+    def committed(self, topics: list[str]) -> Offsets:
+        if not self.group_id:
+            return Offsets()
+        out = Offsets()
+        for tp in self._tps(topics):
+            off = self._c.committed(tp)
+            if off is not None:
+                out.setdefault(tp.topic, {})[tp.partition] = off
+        return out
+
+    def commit_group(self, offsets: Offsets) -> None:
+        """Monitoring only: the group's offsets follow the Hudi commits, they are never read back by a run."""
+        from kafka import TopicPartition
+        from kafka.structs import OffsetAndMetadata
+
+        if not self.group_id or not offsets:
+            return
+        self._c.commit({TopicPartition(t, p): _offset_and_metadata(OffsetAndMetadata, o)
+                        for t, parts in offsets.items() for p, o in parts.items()})
+
+
+def _offset_and_metadata(cls, offset: int):
+    try:
+        return cls(offset, "", -1)  # kafka-python >= 2.0.3 has leader_epoch
+    except TypeError:
+        return cls(offset, "")
+
+
+def _nest(flat) -> Offsets:
+    out = Offsets()
+    for tp, off in flat.items():
+        out.setdefault(tp.topic, {})[tp.partition] = off
+    return out
+
+
+def resolve_start(source, view: KafkaView, topics: list[str], recorded: Offsets | None) -> tuple[Offsets, str]:
+    """Where a run starts, with the reference connector's precedence. Returns (offsets, how it was decided).
+
+    1. offsets recorded in the table's Hudi commits win; partitions new since then start at earliest;
+    2. else startup_mode; group-offsets falls back to auto.offset.reset, and stops when that is unset;
+       specific-offsets falls back to group offsets for partitions it does not list.
+    """
+    earliest = view.earliest(topics)
+    latest = view.latest(topics)
+    if recorded:
+        out = Offsets({t: {p: recorded.get(t, {}).get(p, earliest[t][p]) for p in earliest[t]} for t in topics})
+        return _clamp(out, earliest, latest), "offsets recorded in the table's last commit"
+    mode = source.startup_mode
+    if mode == "earliest-offset":
+        return earliest, mode
+    if mode == "latest-offset":
+        return latest, mode
+    if mode == "timestamp":
+        return view.for_time(topics, source.startup_timestamp_ms), f"timestamp {source.startup_timestamp_ms}"
+    committed = view.committed(topics)
+    specific = parse_specific_offsets(source.specific_offsets) if mode == "specific-offsets" else {}
+    reset = (source.properties.get("auto.offset.reset") or "").lower()
+    out = Offsets()
+    for t in topics:
+        for p in earliest[t]:
+            if p in specific:
+                off = specific[p]
+            elif p in committed.get(t, {}):
+                off = committed[t][p]
+            elif reset in ("earliest", "smallest"):
+                off = earliest[t][p]
+            elif reset in ("latest", "largest"):
+                off = latest[t][p]
+            else:
+                raise ConfigError(
+                    f"group {source.group_id!r} has no committed offset for {t}/{p} and "
+                    "source.properties.\"auto.offset.reset\" is not set",
+                    hint='set source.properties."auto.offset.reset" = "earliest" (or "latest"), '
+                    "or choose another source.startup_mode", key="source.startup_mode",
+                )
+            out.setdefault(t, {})[p] = off
+    _check_range(out, earliest, latest, mode)
+    return out, mode
+
+
+def _clamp(offsets: Offsets, earliest: Offsets, latest: Offsets) -> Offsets:
+    """A recorded offset behind retention cannot be read: fail rather than silently skip data."""
+    _check_range(offsets, earliest, latest, "recorded offsets")
+    return offsets
+
+
+def _check_range(offsets: Offsets, earliest: Offsets, latest: Offsets, what: str) -> None:
+    for t, parts in offsets.items():
+        for p, off in parts.items():
+            lo, hi = earliest[t][p], latest[t][p]
+            if not lo <= off <= hi:
+                raise SourceError(
+                    f"{what}: offset {off} for {t}/{p} is outside the partition's valid range [{lo}, {hi}]",
+                    hint="the data may have passed retention; choose a start inside the range "
+                    "(e.g. startup_mode = 'earliest-offset' with a new table)",
+                    topic=t, partition=p, offset=off, earliest=lo, latest=hi,
+                )
