@@ -31,11 +31,16 @@ def _version(value: bool):
         raise typer.Exit()
 
 
+_debug = {"on": False}  # set by --debug before a command runs; read by the error boundary in main()
+
+
 @app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    debug: bool = typer.Option(False, "--debug", help="On an error, print the full traceback (with the JVM's cause "
+                               "chain) before the message; the exit code stays the same."),
 ):
-    pass
+    _debug["on"] = debug
 
 
 def _register() -> None:
@@ -55,6 +60,10 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)  # returns the code of `raise typer.Exit(n)` instead of raising
     except CdcsyncError as e:
+        if _debug["on"]:
+            import traceback
+
+            traceback.print_exc()
         print(e.render(), file=sys.stderr)
         sys.exit(int(e.exit_code))
     except typer.Exit as e:

@@ -4,20 +4,17 @@ broker, a small topic with every kind of malformed message among good Debezium e
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 
 import pytest
 
+from tests.cli import cdcsync as cli
 from tests.integration.engine.helpers import by_key, hudi_rs_rows, run_once
 from tests.integration.engine.test_dead_letter import KINDS, _event, config, expected_table, mixed, produce_mixed
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-def cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "cdcsync", *args], capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 
 import pytest
 
 from devtools.local_kafka import free_port
+from tests.cli import cdcsync as cli
 from tests.integration.engine.helpers import run_once, write_config
 
 pytestmark = pytest.mark.integration
 
 
-def cli(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "cdcsync", *args], capture_output=True, text=True, timeout=timeout)
 
 
 def test_unreachable_broker_exits_69_before_spark(tmp_path):

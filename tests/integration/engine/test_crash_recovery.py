@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
+from tests import cli
 from tests.integration.engine.helpers import hudi_rs_rows, spark_rows, write_config
 
 pytestmark = pytest.mark.integration
@@ -22,12 +21,7 @@ BATCH = 100
 
 def cdcsync(config, fault: str | None = None, kill_on: str | None = None, delay: float = 0.0):
     """Run `cdcsync run --once` as a real process; optionally SIGKILL it `delay` s after a stderr line."""
-    env = dict(os.environ)
-    env.pop("CDCSYNC_FAULT", None)
-    if fault:
-        env["CDCSYNC_FAULT"] = fault
-    proc = subprocess.Popen([sys.executable, "-m", "cdcsync", "run", str(config), "--once"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = cli.start("run", config, "--once", env={"CDCSYNC_FAULT": fault or ""})
     lines = []
     if kill_on:
         for line in proc.stderr:

@@ -4,13 +4,11 @@ first seen), the good rows exact, the ledger balanced."""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 
 import pytest
 
+from tests.cli import cdcsync
 from tests.integration.engine.helpers import by_key, hudi_rs_rows, run_once
 from tests.integration.engine.test_dead_letter import config, expected_table, mixed, produce_mixed
 
@@ -22,9 +20,7 @@ def test_crash_after_dead_lettering_before_commit(spark, bootstrap, make_topic, 
     data = mixed(n_good=120, n_bad=24, n_ids=30, n_tombstones=3, seed=7)
     coords = produce_mixed(bootstrap, topic, data)
     cfg = config(tmp_path, bootstrap, topic)
-    env = {**os.environ, "CDCSYNC_FAULT": "before_write:0"}  # killed after the dead-letter write of batch 0
-    p = subprocess.run([sys.executable, "-m", "cdcsync", "run", str(cfg), "--once"], env=env, capture_output=True,
-                       text=True, timeout=300)
+    p = cdcsync("run", cfg, "--once", env={"CDCSYNC_FAULT": "before_write:0"})  # killed after the dead-letter write
     assert p.returncode == -signal.SIGKILL, p.stderr[-2000:]
     assert not (tmp_path / "table" / ".hoodie" / "hoodie.properties").exists()  # no main commit, no offsets
     dl_path = str(tmp_path / "table_dead_letter")
