@@ -13,7 +13,6 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from cdcsync import __version__
 from cdcsync.engine import classify, ledger, masking
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
@@ -103,22 +102,14 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
         pipe.reporter.event("writing", batch=batch.batch_id, table=state.spec.table_name,
                             rows=sum(c["upserted"] + c["deleted"] for c in counts.values()))
         maybe_crash("before_write", batch.batch_id)
-        instant = hudi.write_batch(good, state.spec, _commit_metadata(pipe.mode, batch, counts, cols, changes))
+        replayed_from = batch.start if pipe.mode is CommitMode.REPLAY else None
+        meta = hudi.commit_metadata(batch.batch_id, batch.end, replayed_from, counts, schema_to_json(cols),
+                                    [c.describe() for c in changes])
+        instant = hudi.write_batch(good, state.spec, meta)
         state.columns = cols
         return BatchResult(batch.batch_id, batch.start, batch.end, instant, counts, changes, samples)
     finally:
         df.unpersist()
-
-
-def _commit_metadata(mode: CommitMode, batch: BatchInput, counts: dict, cols: list[Col], changes) -> dict:
-    end = batch.end.to_json()
-    meta = {hudi.META_OFFSETS: end} if mode is CommitMode.PIPELINE else \
-        {hudi.META_REPLAY: {"from": batch.start.to_json(), "to": end}}
-    meta |= {hudi.META_BATCH: str(batch.batch_id), hudi.META_LEDGER: counts, hudi.META_SCHEMA: schema_to_json(cols),
-             hudi.META_VERSION: __version__}
-    if changes:
-        meta[hudi.META_SCHEMA_CHANGES] = [c.describe() for c in changes]
-    return meta
 
 
 def _table_rows(df: DataFrame, cfg, cols: list[Col], masks: dict, route: Route | None) -> DataFrame:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from cdcsync import jvm_errors
+from cdcsync import __version__, jvm_errors
 from cdcsync.errors import SinkError
 from cdcsync.kafka.offsets import Offsets
 
@@ -73,6 +73,18 @@ def write_options(spec: TableSpec) -> dict[str, str]:
         opts["hoodie.datasource.write.keygenerator.class"] = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
     opts.update(spec.options)  # [sink.options] win: any hoodie.* option passes through
     return opts
+
+
+def commit_metadata(batch_id: int, end: Offsets, replayed_from: Offsets | None, ledger: dict, schema: str,
+                    changes: list[str]) -> dict:
+    """What a batch's commit carries: its end offsets (the resume point), or for a replay the range it re-applied
+    (never a resume point); the batch id, ledger and schema; and the schema changes it applied, if any."""
+    meta = {META_OFFSETS: end.to_json()} if replayed_from is None else \
+        {META_REPLAY: {"from": replayed_from.to_json(), "to": end.to_json()}}
+    meta |= {META_BATCH: str(batch_id), META_LEDGER: ledger, META_SCHEMA: schema, META_VERSION: __version__}
+    if changes:
+        meta[META_SCHEMA_CHANGES] = changes
+    return meta
 
 
 def write_batch(df, spec: TableSpec, metadata: dict[str, object]) -> str:
