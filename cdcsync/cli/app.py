@@ -58,7 +58,8 @@ _register()
 
 def main() -> None:
     try:
-        code = app(standalone_mode=False)  # returns the code of `raise typer.Exit(n)` instead of raising
+        # returns the code of `raise typer.Exit(n)` instead of raising; a KeyboardInterrupt in a command is 130
+        code = app(standalone_mode=False)
     except CdcsyncError as e:
         if _debug["on"]:
             import traceback
@@ -69,8 +70,7 @@ def main() -> None:
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except (typer.Abort, KeyboardInterrupt):
-        print("interrupted", file=sys.stderr)
-        sys.exit(int(ExitCode.INTERRUPTED))
+        _interrupted()
     except typer.TyperException as e:  # usage errors: typer's own (vendored) click
         e.show()
         sys.exit(e.exit_code)
@@ -80,4 +80,12 @@ def main() -> None:
         traceback.print_exc()
         print("error: internal error in cdcsync; please report it with the traceback above", file=sys.stderr)
         sys.exit(int(ExitCode.INTERNAL))
+    if code == ExitCode.INTERRUPTED:
+        _interrupted()
     sys.exit(code or 0)
+
+
+def _interrupted():
+    print("interrupted: the batch in flight was abandoned; a restart re-reads what it did not commit",
+          file=sys.stderr)
+    sys.exit(int(ExitCode.INTERRUPTED))
