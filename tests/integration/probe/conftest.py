@@ -4,19 +4,15 @@ can never come up. Module-scoped; they fail (never skip) when Java or the broker
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from devtools.local_kafka import BrokerSpec, Listener, LocalBroker, free_port
 from devtools.tls import CertFiles, kafka_ssl_props, make_ca, make_server_cert
+from tests.cli import cdcsync
 
-ROOT = Path(__file__).resolve().parents[3]
 USER, PASSWORD = "alice", "Alice-pw-7f3c9e"  # a password distinctive enough to grep outputs for
 PLAIN_JAAS = f'org.apache.kafka.common.security.plain.PlainLoginModule required user_{USER}="{PASSWORD}";'
 
@@ -104,8 +100,7 @@ class Run:
 def run_probe(*args: str, env: dict | None = None, python_flags: tuple[str, ...] = ()) -> Run:
     """`cdcsync probe ...` as a real process (real exit code, real stdout/stderr)."""
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, *python_flags, "-m", "cdcsync", "probe", *args], cwd=ROOT,
-                       capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=120)
+    p = cdcsync("probe", *args, env=env, timeout=120, python_flags=python_flags)
     return Run(p.returncode, p.stdout, p.stderr, time.perf_counter() - t0)
 
 

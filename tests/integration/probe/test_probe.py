@@ -46,11 +46,9 @@ def test_human_report_is_a_table_and_a_verdict(probe_broker, probe_cli):
 
 
 def test_probe_brokers_is_the_same_command(probe_broker):
-    import subprocess
-    import sys
+    from tests.cli import cdcsync
 
-    p = subprocess.run([sys.executable, "-m", "cdcsync", "probe-brokers", "-b", probe_broker.at("PLAIN"), "--json"],
-                       capture_output=True, text=True, cwd=Path(__file__).resolve().parents[3])
+    p = cdcsync("probe-brokers", "-b", probe_broker.at("PLAIN"), "--json", timeout=120)
     assert p.returncode == 0
     assert '"status": "ok"' in p.stdout
 
