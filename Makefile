@@ -10,11 +10,12 @@ KAFKA_PORT ?= 9092
 BENCH_SIZE ?= smoke
 BENCH_ARGS ?=
 
-.PHONY: help setup prereqs bundles kafka-up kafka-down test test-unit test-integration demo bench lint clean
+.PHONY: help setup prereqs bundles kafka-up kafka-down test test-unit test-integration conformance demo bench lint clean
 
 help:
 	@echo "make demo   - start a local broker, produce sample Debezium events, sync them into a Hudi table, show it"
 	@echo "make test   - install everything, fetch bundles, run the unit and integration tests"
+	@echo "make conformance - the same checks against the real CDC corpus (CDCSYNC_FIXTURES, else ../shared/fixtures/cdc)"
 	@echo "make bench  - the same Debezium workload through cdcsync (MOR, COW) and the Parquet floor (BENCH_SIZE=smoke|full)"
 	@echo "make setup | bundles | kafka-up | kafka-down | lint | clean"
 
@@ -42,13 +43,17 @@ kafka-down:
 	@test -x $(PY) && $(PY) -m devtools.local_kafka down || true
 
 test: setup
-	$(VENV)/bin/pytest -q tests
+	$(VENV)/bin/pytest -q tests/unit tests/integration
 
 test-unit: setup
 	$(VENV)/bin/pytest -q tests/unit
 
 test-integration: setup
-	$(VENV)/bin/pytest -q -m integration tests
+	$(VENV)/bin/pytest -q -m integration tests/unit tests/integration
+
+# real Debezium, Canal and Maxwell messages kept outside the repository; fails without them
+conformance: setup
+	$(VENV)/bin/pytest -q tests/conformance
 
 demo: setup
 	bash examples/demo.sh

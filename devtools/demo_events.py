@@ -1,7 +1,7 @@
 """Sample Debezium MySQL change events for `make demo`, and the table they should leave.
 
 Events are shaped as Debezium 1.9 writes them with the JSON converter's schema envelope (the form of
-../shared/fixtures/cdc/debezium-mysql-with-schema.txt): a snapshot of the rows (`r`), then inserts, updates and
+tests/fixtures/cdc/debezium-1.9-mysql-schema.txt): a snapshot of the rows (`r`), then inserts, updates and
 deletes, each delete followed by its tombstone. ACCTBAL is a Connect Decimal (base64 bytes, scale 2) and
 UPDATED_AT an io.debezium.time.Timestamp, so the demo shows typed values, not strings.
 

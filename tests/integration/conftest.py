@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -83,12 +81,3 @@ def produce(bootstrap):
 
     yield send
     producer.close()
-
-
-FIXTURES = Path(os.environ.get("CDCSYNC_FIXTURES", Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "cdc"))
-
-
-@pytest.fixture(scope="session")
-def fixtures_dir() -> Path:
-    assert FIXTURES.is_dir(), f"CDC fixtures not found at {FIXTURES} (set CDCSYNC_FIXTURES)"
-    return FIXTURES

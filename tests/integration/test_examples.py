@@ -15,9 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import FIXTURES
-from tests.integration.engine.helpers import _toml, fixture_messages, hudi_rs_rows, run_once, spark_rows
-from tests.integration.engine.test_run_fixtures import expected_state
+from tests.integration.engine.helpers import (
+    _toml,
+    by_key,
+    expected_state,
+    hudi_rs_rows,
+    produce_fixture,
+    run_once,
+    spark_rows,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -77,17 +83,16 @@ def test_debezium_example_through_the_cli(bootstrap, make_topic, tmp_path):
     assert json.loads(again.stdout)["totals"]["messages"] == 0  # resumed from the offsets in the Hudi commit
 
 
-@pytest.mark.parametrize("name,fixture", [("canal.toml", "canal.txt"), ("maxwell.toml", "maxwell.txt")])
+@pytest.mark.parametrize("name,fixture", [("canal.toml", "canal-1.1-mysql.txt"),
+                                          ("maxwell.toml", "maxwell-1.x-mysql.txt")])
 def test_cdc_examples_land_the_fixture_state(spark, bootstrap, make_topic, produce, tmp_path, name, fixture):
     topic = make_topic()
-    msgs = fixture_messages(FIXTURES / fixture)
-    produce(topic, msgs)
+    n = produce_fixture(produce, topic, fixture)
 
     summary = run_once(local_copy(name, tmp_path, bootstrap, topic), spark)
 
-    assert summary.totals["messages"] == len(msgs) and summary.totals["bad"] == 0
-    want = expected_state(FIXTURES / fixture, ["id"])
-    from tests.integration.engine.helpers import by_key
+    assert summary.totals["messages"] == n and summary.totals["bad"] == 0
+    want = expected_state(fixture, ["id"])
 
     assert by_key(hudi_rs_rows(str(tmp_path / "table")), ["id"]) == want
     assert by_key(spark_rows(spark, str(tmp_path / "table")), ["id"]) == want

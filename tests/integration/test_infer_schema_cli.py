@@ -1,4 +1,5 @@
-"""infer-schema against a real Kafka broker: every fixture file produced to a fresh topic, sampled by the command.
+"""infer-schema against a real Kafka broker: every in-repo fixture file (tests/fixtures/cdc) produced to a fresh topic,
+sampled by the command; expected schemas from the generator's model (the real-corpus version is in tests/conformance).
 
 Uses the session broker of tests/integration/conftest.py (one broker, a fresh topic per test); it fails, never
 skips, when Java or the broker jars are missing.
@@ -15,8 +16,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from cdcsync.formats import get_decoder
-from tests.unit.formats.cdc_fixtures import FORMAT_OF, fixture_names, messages
-from tests.unit.schema.expected_schemas import EXPECTED
+from tests.fixtures import cdc_cases
 
 pytestmark = pytest.mark.integration
 
@@ -42,25 +42,26 @@ def infer_schema(*args, timeout=120) -> subprocess.CompletedProcess:
     return proc
 
 
-@pytest.mark.parametrize("name", fixture_names())
+@pytest.mark.parametrize("name", cdc_cases.names())
 def test_infers_each_fixture_topic(name, bootstrap, make_topic, produce):
     topic = make_topic(partitions=2)
-    msgs = messages(name)
-    produce(topic, msgs)
-    proc = infer_schema("--bootstrap-servers", bootstrap, "--topic", topic, "--format", FORMAT_OF[name],
+    records = cdc_cases.records(name)
+    produce(topic, [v for _, v in records], keys=[k for k, _ in records])  # keys and tombstones as sent
+    proc = infer_schema("--bootstrap-servers", bootstrap, "--topic", topic, "--format", cdc_cases.format_of(name),
                         "--output", "toml")
     assert proc.returncode == 0, proc.stderr
-    table, _, types, _ = EXPECTED[name]
+    table, _, types, _ = cdc_cases.expected_schema(name)
     assert tomllib.loads(proc.stdout)["schema"]["columns"] == types
-    assert f"records={len(msgs)}" in proc.stderr and table in proc.stderr
+    assert f"records={len(records)}" in proc.stderr and table in proc.stderr
 
 
 def test_json_schema_validates_every_record_on_the_topic(bootstrap, make_topic, produce):
     from kafka import KafkaConsumer
 
-    name = "debezium-mysql-with-schema.txt"
+    name = "debezium-1.9-mysql-schema.txt"
     topic = make_topic(partitions=3)
-    produce(topic, messages(name))
+    records = cdc_cases.records(name)
+    produce(topic, [v for _, v in records], keys=[k for k, _ in records])
     proc = infer_schema("-b", bootstrap, "-t", topic, "-f", "debezium-json", "-f", "json-schema")
     assert proc.returncode == 0, proc.stderr
     validator = Draft202012Validator(json.loads(proc.stdout))
@@ -69,10 +70,10 @@ def test_json_schema_validates_every_record_on_the_topic(bootstrap, make_topic, 
                              enable_auto_commit=False, consumer_timeout_ms=5000)
     values = [r.value for r in consumer]
     consumer.close()
-    assert len(values) == len(messages(name))
+    assert len(values) == len(records)
     decoder = get_decoder("debezium-json")
     rows = [ch.row for v in values for ch in decoder.parse(v) if ch.row is not None]
-    assert len(rows) == len(values)
+    assert len(rows) == len(cdc_cases.messages(name))  # one row per message; tombstones carry none
     for row in rows:
         assert validator.is_valid(row), row
 

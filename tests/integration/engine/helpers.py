@@ -1,31 +1,29 @@
-"""Shared helpers for engine integration tests: fixture messages, configs, and reading tables back two ways."""
+"""Shared helpers for engine integration tests: the in-repo CDC files, configs, and reading tables back two ways."""
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
 import json
-import re
 from decimal import Decimal
 from pathlib import Path
+
+from tests.fixtures import cdc_cases
 
 HUDI_META = {"_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
              "_hoodie_file_name", "_hoodie_is_deleted", "_cdc_order"}
 
-FORMAT_BY_PREFIX = {"debezium": "debezium-json", "canal": "canal-json", "maxwell": "maxwell-json"}
+
+def produce_fixture(produce, topic: str, name: str, partition: int | None = None) -> int:
+    """Produce one tests/fixtures/cdc file's records in order (keys, values, tombstones); returns how many."""
+    records = cdc_cases.records(name)
+    produce(topic, [v for _, v in records], keys=[k for k, _ in records], partition=partition)
+    return len(records)
 
 
-def fixture_format(path: Path) -> str:
-    return FORMAT_BY_PREFIX[path.name.split("-")[0].split(".")[0]]
-
-
-def fixture_messages(path: Path) -> list[str]:
-    """One Kafka message per fixture message (the all-types file is one JSON document after a license block)."""
-    text = path.read_text()
-    if text.lstrip().startswith("/*"):
-        text = re.sub(r"/\*.*?\*/", "", text, count=1, flags=re.S)
-        return [json.dumps(json.loads(text))]
-    return [line for line in text.splitlines() if line.strip()]
+def expected_state(name: str, key: list[str] | None = None) -> dict[tuple, dict]:
+    """The source table's final state from the generator's model, in by_key form (typed as the envelope says)."""
+    return by_key(list(cdc_cases.final_state(name).values()), key or cdc_cases.key_columns(name))
 
 
 def write_config(tmp_path: Path, bootstrap: str, topic: str, fmt: str, table_type: str, **extra) -> Path:

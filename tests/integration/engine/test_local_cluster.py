@@ -9,17 +9,15 @@ import sys
 
 import pytest
 
-from tests.integration.conftest import FIXTURES
-from tests.integration.engine.helpers import by_key, fixture_messages, run_once, spark_rows, write_config
+from tests.integration.engine.helpers import by_key, expected_state, produce_fixture, run_once, spark_rows, write_config
 
 pytestmark = pytest.mark.integration
 
 
 def test_local_cluster_gives_the_same_table(spark, bootstrap, make_topic, produce, tmp_path):
     topic = make_topic(partitions=2)
-    msgs = fixture_messages(FIXTURES / "debezium-mysql-with-schema.txt")
-    produce(topic, msgs, keys=[json.dumps({"id": json.loads(m)["payload"]["after" if json.loads(m)["payload"]["after"]
-                                                                             else "before"]["id"]}) for m in msgs])
+    fixture = "debezium-1.9-mysql-schema.txt"
+    n = produce_fixture(produce, topic, fixture)  # keyed by id, as the connector keys them: one key, one partition
     local_dir, cluster_dir = tmp_path / "local", tmp_path / "cluster"
     local_dir.mkdir()
     cluster_dir.mkdir()
@@ -32,7 +30,7 @@ def test_local_cluster_gives_the_same_table(spark, bootstrap, make_topic, produc
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads(proc.stdout)
-    assert summary["totals"]["messages"] == len(msgs)
+    assert summary["totals"]["messages"] == n
     local = by_key(spark_rows(spark, str(local_dir / "table")), ["id"])
     cluster = by_key(spark_rows(spark, str(cluster_dir / "table")), ["id"])
-    assert local and cluster == local
+    assert local == expected_state(fixture, ["id"]) and cluster == local

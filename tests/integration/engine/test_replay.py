@@ -25,22 +25,22 @@ from cdcsync.engine.lock import ConcurrentWriterError
 from cdcsync.engine.replay import Replayer
 from cdcsync.reporting import PlainReporter
 from cdcsync.sinks import hudi
-from tests.integration.conftest import FIXTURES
+from tests.fixtures import cdc_cases
 from tests.integration.engine.helpers import (
     by_key,
-    fixture_messages,
+    expected_state,
     hudi_rs_rows,
+    produce_fixture,
     run_once,
     spark_rows,
     timestamped_topic,
     write_config,
 )
-from tests.integration.engine.test_run_fixtures import expected_state
 
 pytestmark = pytest.mark.integration
 
-FIXTURE = FIXTURES / "debezium-postgres-no-schema.txt"  # inserts, updates and deletes
-N = len(fixture_messages(FIXTURE))
+FIXTURE = "debezium-2.7-postgres-bare.txt"  # inserts, updates and deletes (with tombstones), in tests/fixtures/cdc
+N = len(cdc_cases.records(FIXTURE))
 BASE_TS = (int(time.time()) - 3600) * 1000  # recent, as a real topic's records would be
 
 
@@ -74,9 +74,7 @@ def commit_meta(spark, path, instant: str, key: str) -> str | None:
 def dbz_topic(make_topic, produce):
     """The Debezium fixture over 2 partitions, keyed by id as a connector would (a key's changes stay in order)."""
     topic = make_topic(partitions=2)
-    msgs = fixture_messages(FIXTURE)
-    keys = [str((json.loads(m)["after"] or json.loads(m)["before"])["id"]) for m in msgs]
-    produce(topic, msgs, keys=keys)
+    produce_fixture(produce, topic, FIXTURE)  # the file's keys are the connector's: {"id": …}
     return topic
 
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cdcsync.formats import FORMATS, BadRecord, Change, get_decoder
-from tests.unit.formats.cdc_fixtures import FORMAT_OF, fixture_names, messages
+from tests.fixtures import cdc_cases
 
 DECODERS = [get_decoder(f, **({"columns": ["a", "b"]} if f == "csv" else {})) for f in FORMATS] + [
     get_decoder("debezium-json", typed=True), get_decoder("canal-json", typed=True)] + [
@@ -30,7 +30,7 @@ envelope_like = st.fixed_dictionaries({}, optional={
     | json_values, "data": json_values, "isDdl": json_values, "mysqlType": json_values, "pkNames": json_values,
     "primary_key_columns": json_values, "ts": json_values, "status": json_values,
 })
-fixture_bytes = st.sampled_from([m for n in fixture_names() for m in messages(n)])
+fixture_bytes = st.sampled_from([m for n in cdc_cases.names() for m in cdc_cases.messages(n)])
 
 
 def _check(value, key=None):
@@ -66,7 +66,7 @@ def test_corrupted_fixture_messages(msg, pos, junk):
 
 
 def test_the_fixture_formats_are_the_decoders_under_test():
-    assert set(FORMAT_OF.values()) <= set(FORMATS)
+    assert {cdc_cases.format_of(n) for n in cdc_cases.names()} <= set(FORMATS)
 
 
 field_schemas = st.fixed_dictionaries({"field": st.sampled_from(["a", "b"])}, optional={
@@ -96,7 +96,7 @@ def test_maxwell_any_numeric_ts(ts):
     _check(msg)
 
 
-JSON_FIXTURES = [(FORMAT_OF[n], m) for n in fixture_names() if n in FORMAT_OF for m in messages(n)]
+JSON_FIXTURES = [(cdc_cases.format_of(n), m) for n in cdc_cases.names() for m in cdc_cases.messages(n)]
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])

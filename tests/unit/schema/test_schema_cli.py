@@ -9,7 +9,7 @@ import tomllib
 import pytest
 
 from cdcsync.cli.app import main
-from tests.unit.formats.cdc_fixtures import clean_copy
+from tests.fixtures import cdc_cases
 
 
 @pytest.fixture
@@ -123,7 +123,9 @@ def test_only_bad_records_exit_65_and_an_empty_input_66(cli, lines, tmp_path):
 
 
 def test_a_topic_with_several_tables_gets_one_schema_each(cli, tmp_path):
-    path = clean_copy("canal.txt", tmp_path)
+    name = "canal-1.1-mysql.txt"
+    table = cdc_cases.table_name(name)
+    path = cdc_cases.clean_copy(name, tmp_path)
     extra = tmp_path / "more.txt"
     extra.write_text(path.read_text() + json.dumps({
         "data": [{"k": "a", "ts": "2024-01-01 10:00:00"}], "database": "inventory", "table": "other",
@@ -131,7 +133,8 @@ def test_a_topic_with_several_tables_gets_one_schema_each(cli, tmp_path):
     }) + "\n")
     code, out, _ = cli("--from-file", extra, "-f", "canal-json", "-f", "json-schema")
     doc = json.loads(out)
-    assert code == 0 and set(doc["$defs"]) == {"inventory.products2", "inventory.other"}
+    assert code == 0 and set(doc["$defs"]) == {table, "inventory.other"}
     assert doc["$defs"]["inventory.other"]["x-primary-key"] == ["k"]
+    assert doc["$defs"][table]["x-primary-key"] == cdc_cases.key_columns(name)
     code, out, _ = cli("--from-file", extra, "-f", "canal-json")
-    assert "inventory.products2" in out and "inventory.other" in out and "primary key: k" in out
+    assert table in out and "inventory.other" in out and "primary key: k" in out

@@ -1,5 +1,6 @@
-"""infer-schema on every real fixture file: the engine's schemas, the command's output, the JSON Schema round trip,
-and the time for 10,000 messages. Expected schemas were written by reading each file (and its Debezium schema)."""
+"""infer-schema on every in-repo CDC file (tests/fixtures/cdc): the engine's schemas, the command's output, the JSON
+Schema round trip, and the time for 10,000 messages. Expected schemas come from the generator's model of each source
+table (its DDL, and the rows it wrote); the real-corpus version is tests/conformance/test_schema_fixture_files.py."""
 
 from __future__ import annotations
 
@@ -16,21 +17,25 @@ from cdcsync.cli.app import main
 from cdcsync.formats import Coord, get_decoder
 from cdcsync.schema import SchemaInferrer
 from cdcsync.schema.render import json_schema
-from tests.unit.formats.cdc_fixtures import FORMAT_OF, clean_copy, fixture_names, messages
-from tests.unit.schema.expected_schemas import EXPECTED
+from tests.fixtures import cdc_cases
+from tests.fixtures.histories import cases
+
+NAMES = cdc_cases.names()
+ALL_TYPES = "debezium-2.7-mysql-all-types-schema.txt"
 
 
 def infer_file(name):
-    decoder, inf = get_decoder(FORMAT_OF[name]), SchemaInferrer()
-    for i, m in enumerate(messages(name)):
-        for ch in decoder.parse(m):
+    decoder, inf = get_decoder(cdc_cases.format_of(name)), SchemaInferrer()
+    for i, (key, value) in enumerate(cdc_cases.records(name)):
+        for ch in decoder.parse(value, key):
             inf.observe(ch, Coord(name, 0, i))
     return inf.result()
 
 
 def rows_of(name):
-    decoder = get_decoder(FORMAT_OF[name])
-    return [ch.row for m in messages(name) for ch in decoder.parse(m) if ch.op in ("upsert", "delete")]
+    decoder = get_decoder(cdc_cases.format_of(name))
+    return [ch.row for key, value in cdc_cases.records(name) for ch in decoder.parse(value, key)
+            if ch.op in ("upsert", "delete")]
 
 
 def run_cli(args, capsys, monkeypatch) -> tuple[int, str, str]:
@@ -42,12 +47,12 @@ def run_cli(args, capsys, monkeypatch) -> tuple[int, str, str]:
 
 
 def test_every_fixture_file_has_an_expected_schema():
-    assert set(fixture_names()) == set(EXPECTED)
+    assert NAMES and set(NAMES) == set(cases())
 
 
-@pytest.mark.parametrize("name", fixture_names())
+@pytest.mark.parametrize("name", NAMES)
 def test_engine_infers_the_expected_schema(name):
-    table, pk, types, not_null = EXPECTED[name]
+    table, pk, types, not_null = cdc_cases.expected_schema(name)
     result = infer_file(name)
     assert list(result) == [table]
     t = result[table]
@@ -58,50 +63,66 @@ def test_engine_infers_the_expected_schema(name):
     assert all(c.samples > 0 and c.coord is not None for c in t.columns.values())
 
 
-@pytest.mark.parametrize("name", fixture_names())
+@pytest.mark.parametrize("name", NAMES)
 def test_cli_prints_the_expected_schema(name, tmp_path, capsys, monkeypatch):
-    table, _, types, not_null = EXPECTED[name]
-    path = str(clean_copy(name, tmp_path))
-    code, out, err = run_cli(["infer-schema", "--from-file", path, "--format", FORMAT_OF[name], "-o", "toml"],
+    table, _, types, not_null = cdc_cases.expected_schema(name)
+    fmt = cdc_cases.format_of(name)
+    path = str(cdc_cases.clean_copy(name, tmp_path))
+    code, out, err = run_cli(["infer-schema", "--from-file", path, "--format", fmt, "-o", "toml"],
                              capsys, monkeypatch)
     assert code == 0, err
     assert tomllib.loads(out)["schema"]["columns"] == types
     assert "sampled" in err and table in err  # progress on stderr, never on stdout
 
-    code, out, _ = run_cli(["infer-schema", "--from-file", path, "-f", FORMAT_OF[name], "-f", "spark-ddl"],
-                           capsys, monkeypatch)
+    code, out, _ = run_cli(["infer-schema", "--from-file", path, "-f", fmt, "-f", "spark-ddl"], capsys, monkeypatch)
     spark = {"TIME": "STRING", "TIMESTAMP_LTZ": "TIMESTAMP"}  # Spark 3.5 has neither
     expected_ddl = ", ".join(f"`{c}` {spark.get(t, t)}{' NOT NULL' if c in not_null else ''}"
                              for c, t in types.items())
     assert (code, out.strip()) == (0, expected_ddl)
 
-    code, out, _ = run_cli(["infer-schema", "--from-file", path, "-f", FORMAT_OF[name]], capsys, monkeypatch)
+    code, out, _ = run_cli(["infer-schema", "--from-file", path, "-f", fmt], capsys, monkeypatch)
     assert code == 0 and table in out and all(c in out for c in types)  # the rich table
 
 
-@pytest.mark.parametrize("name", fixture_names())
+def _key_only(name, row) -> bool:
+    """A Postgres REPLICA IDENTITY DEFAULT delete image: the key and nothing else."""
+    return cdc_cases.case(name).key_only_deletes and set(row) == set(cdc_cases.key_columns(name))
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_json_schema_output_validates_the_topics_records(name, tmp_path, capsys, monkeypatch):
-    path = str(clean_copy(name, tmp_path))
-    code, out, err = run_cli(["infer-schema", "--from-file", path, "--format", FORMAT_OF[name],
+    path = str(cdc_cases.clean_copy(name, tmp_path))
+    code, out, err = run_cli(["infer-schema", "--from-file", path, "--format", cdc_cases.format_of(name),
                               "--format", "json-schema"], capsys, monkeypatch)
     assert code == 0, err
     schema = json.loads(out)  # stdout is the schema and nothing else
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     Draft202012Validator.check_schema(schema)
     validator = Draft202012Validator(schema)
-    rows = rows_of(name)
+    rows = [r for r in rows_of(name) if not _key_only(name, r)]  # those: the xfail test below
     assert rows
     for row in rows:
         errors = [e.message for e in validator.iter_errors(row)]
         assert not errors, (row, errors)
 
 
+@pytest.mark.xfail(strict=True, reason="reported: infer-schema makes columns NOT NULL (JSON Schema 'required') that "
+                   "a REPLICA IDENTITY DEFAULT delete image leaves out, so the topic's own deletes fail its schema")
+def test_json_schema_accepts_key_only_delete_images():
+    name = "debezium-2.7-postgres-bare.txt"
+    validator = Draft202012Validator(json_schema(infer_file(name)))
+    deletes = [r for r in rows_of(name) if _key_only(name, r)]
+    assert deletes
+    for row in deletes:
+        assert validator.is_valid(row), row
+
+
 @pytest.mark.parametrize("name, column, bad", [
-    ("maxwell.txt", "weight", "heavy"),
-    ("maxwell.txt", "id", 1.5),
-    ("canal.txt", "id", "one-oh-one"),  # Canal ids are text, but integer text
-    ("debezium-mysql-with-schema.txt", "name", None),  # NOT NULL in the envelope
-    ("debezium-mysql-all-types-with-schema.txt", "_date", "2023-03-23"),  # Debezium Date travels as days
+    ("maxwell-1.x-mysql.txt", "qty", "plenty"),
+    ("maxwell-1.x-mysql.txt", "id", 1.5),
+    ("canal-1.1-mysql.txt", "id", "one"),  # Canal ids are text, but integer text
+    ("debezium-1.9-mysql-schema.txt", "customer", None),  # NOT NULL in the envelope
+    (ALL_TYPES, "c_date", "2024-02-29"),  # Debezium Date travels as days
 ])
 def test_json_schema_rejects_records_of_another_shape(name, column, bad):
     validator = Draft202012Validator(json_schema(infer_file(name)))
@@ -113,9 +134,9 @@ def test_json_schema_rejects_records_of_another_shape(name, column, bad):
 
 def test_ten_thousand_messages_in_under_two_seconds(record_property):
     # The engine on 10,000 parsed messages, cycling through every fixture message (all formats, all tables).
-    decoders = {f: get_decoder(f) for f in set(FORMAT_OF.values())}
-    parsed = [(ch, Coord(n, 0, i)) for n in fixture_names() for i, m in enumerate(messages(n))
-              for ch in decoders[FORMAT_OF[n]].parse(m)]
+    decoders = {f: get_decoder(f) for f in {cdc_cases.format_of(n) for n in NAMES}}
+    parsed = [(ch, Coord(n, 0, i)) for n in NAMES for i, (k, v) in enumerate(cdc_cases.records(n))
+              for ch in decoders[cdc_cases.format_of(n)].parse(v, k)]
     batch = (parsed * (10_000 // len(parsed) + 1))[:10_000]
     t0 = time.perf_counter()
     inf = SchemaInferrer()
@@ -124,8 +145,8 @@ def test_ten_thousand_messages_in_under_two_seconds(record_property):
     inf.result()
     mixed = time.perf_counter() - t0
 
-    # Worst case: 10,000 copies of the 80-column all-types row, parsed and inferred end to end.
-    raw = messages("debezium-mysql-all-types-with-schema.txt")[0]
+    # Worst case here: 10,000 copies of the widest row, the all-types snapshot row, parsed and inferred end to end.
+    raw = cdc_cases.messages(ALL_TYPES)[0]
     dec = get_decoder("debezium-json")
     changes = [dec.parse(raw)[0] for _ in range(10_000)]
     t0 = time.perf_counter()
@@ -135,14 +156,14 @@ def test_ten_thousand_messages_in_under_two_seconds(record_property):
     inf.result()
     wide = time.perf_counter() - t0
     record_property("engine_10k_mixed_s", round(mixed, 3))
-    record_property("engine_10k_80_columns_s", round(wide, 3))
-    print(f"engine, 10,000 messages: mixed fixtures {mixed:.3f}s, 80-column rows {wide:.3f}s")
+    record_property("engine_10k_wide_s", round(wide, 3))
+    print(f"engine, 10,000 messages: mixed fixtures {mixed:.3f}s, {len(changes[0].row)}-column rows {wide:.3f}s")
     assert mixed < 2.0 and wide < 2.0
 
 
 def test_infer_schema_never_starts_a_jvm(tmp_path):
     # In a fresh interpreter (other tests may import pyspark in this one): run the command in-process, then look.
-    path = clean_copy("debezium-mysql-all-types-with-schema.txt", tmp_path)
+    path = cdc_cases.clean_copy(ALL_TYPES, tmp_path)
     script = (
         "import sys\n"
         "from cdcsync.cli.app import main\n"

@@ -1,0 +1,155 @@
+"""infer-schema on every real fixture file: the engine's schemas, the command's output, the JSON Schema round trip,
+and the time for 10,000 messages. Expected schemas were written by reading each file (and its Debezium schema)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import tomllib
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from cdcsync.cli.app import main
+from cdcsync.formats import Coord, get_decoder
+from cdcsync.schema import SchemaInferrer
+from cdcsync.schema.render import json_schema
+from tests.conformance.cdc_fixtures import FORMAT_OF, clean_copy, fixture_names, messages
+from tests.conformance.expected_schemas import EXPECTED
+
+
+def infer_file(name):
+    decoder, inf = get_decoder(FORMAT_OF[name]), SchemaInferrer()
+    for i, m in enumerate(messages(name)):
+        for ch in decoder.parse(m):
+            inf.observe(ch, Coord(name, 0, i))
+    return inf.result()
+
+
+def rows_of(name):
+    decoder = get_decoder(FORMAT_OF[name])
+    return [ch.row for m in messages(name) for ch in decoder.parse(m) if ch.op in ("upsert", "delete")]
+
+
+def run_cli(args, capsys, monkeypatch) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["cdcsync", *args])
+    with pytest.raises(SystemExit) as e:
+        main()
+    out = capsys.readouterr()
+    return e.value.code, out.out, out.err
+
+
+def test_every_fixture_file_has_an_expected_schema():
+    assert set(fixture_names()) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", fixture_names())
+def test_engine_infers_the_expected_schema(name):
+    table, pk, types, not_null = EXPECTED[name]
+    result = infer_file(name)
+    assert list(result) == [table]
+    t = result[table]
+    assert t.types() == types
+    assert list(t.types()) == list(types)  # columns in the order the messages carry them
+    assert {c.name for c in t.columns.values() if not c.nullable} == not_null
+    assert t.primary_key == pk
+    assert all(c.samples > 0 and c.coord is not None for c in t.columns.values())
+
+
+@pytest.mark.parametrize("name", fixture_names())
+def test_cli_prints_the_expected_schema(name, tmp_path, capsys, monkeypatch):
+    table, _, types, not_null = EXPECTED[name]
+    path = str(clean_copy(name, tmp_path))
+    code, out, err = run_cli(["infer-schema", "--from-file", path, "--format", FORMAT_OF[name], "-o", "toml"],
+                             capsys, monkeypatch)
+    assert code == 0, err
+    assert tomllib.loads(out)["schema"]["columns"] == types
+    assert "sampled" in err and table in err  # progress on stderr, never on stdout
+
+    code, out, _ = run_cli(["infer-schema", "--from-file", path, "-f", FORMAT_OF[name], "-f", "spark-ddl"],
+                           capsys, monkeypatch)
+    spark = {"TIME": "STRING", "TIMESTAMP_LTZ": "TIMESTAMP"}  # Spark 3.5 has neither
+    expected_ddl = ", ".join(f"`{c}` {spark.get(t, t)}{' NOT NULL' if c in not_null else ''}"
+                             for c, t in types.items())
+    assert (code, out.strip()) == (0, expected_ddl)
+
+    code, out, _ = run_cli(["infer-schema", "--from-file", path, "-f", FORMAT_OF[name]], capsys, monkeypatch)
+    assert code == 0 and table in out and all(c in out for c in types)  # the rich table
+
+
+@pytest.mark.parametrize("name", fixture_names())
+def test_json_schema_output_validates_the_topics_records(name, tmp_path, capsys, monkeypatch):
+    path = str(clean_copy(name, tmp_path))
+    code, out, err = run_cli(["infer-schema", "--from-file", path, "--format", FORMAT_OF[name],
+                              "--format", "json-schema"], capsys, monkeypatch)
+    assert code == 0, err
+    schema = json.loads(out)  # stdout is the schema and nothing else
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    Draft202012Validator.check_schema(schema)
+    validator = Draft202012Validator(schema)
+    rows = rows_of(name)
+    assert rows
+    for row in rows:
+        errors = [e.message for e in validator.iter_errors(row)]
+        assert not errors, (row, errors)
+
+
+@pytest.mark.parametrize("name, column, bad", [
+    ("maxwell.txt", "weight", "heavy"),
+    ("maxwell.txt", "id", 1.5),
+    ("canal.txt", "id", "one-oh-one"),  # Canal ids are text, but integer text
+    ("debezium-mysql-with-schema.txt", "name", None),  # NOT NULL in the envelope
+    ("debezium-mysql-all-types-with-schema.txt", "_date", "2023-03-23"),  # Debezium Date travels as days
+])
+def test_json_schema_rejects_records_of_another_shape(name, column, bad):
+    validator = Draft202012Validator(json_schema(infer_file(name)))
+    row = dict(rows_of(name)[0])
+    assert validator.is_valid(row)
+    assert not validator.is_valid({**row, column: bad})
+    assert not validator.is_valid({**row, "unexpected_column": 1})
+
+
+def test_ten_thousand_messages_in_under_two_seconds(record_property):
+    # The engine on 10,000 parsed messages, cycling through every fixture message (all formats, all tables).
+    decoders = {f: get_decoder(f) for f in set(FORMAT_OF.values())}
+    parsed = [(ch, Coord(n, 0, i)) for n in fixture_names() for i, m in enumerate(messages(n))
+              for ch in decoders[FORMAT_OF[n]].parse(m)]
+    batch = (parsed * (10_000 // len(parsed) + 1))[:10_000]
+    t0 = time.perf_counter()
+    inf = SchemaInferrer()
+    for ch, coord in batch:
+        inf.observe(ch, coord)
+    inf.result()
+    mixed = time.perf_counter() - t0
+
+    # Worst case: 10,000 copies of the 80-column all-types row, parsed and inferred end to end.
+    raw = messages("debezium-mysql-all-types-with-schema.txt")[0]
+    dec = get_decoder("debezium-json")
+    changes = [dec.parse(raw)[0] for _ in range(10_000)]
+    t0 = time.perf_counter()
+    inf = SchemaInferrer()
+    for i, ch in enumerate(changes):
+        inf.observe(ch, Coord("t", 0, i))
+    inf.result()
+    wide = time.perf_counter() - t0
+    record_property("engine_10k_mixed_s", round(mixed, 3))
+    record_property("engine_10k_80_columns_s", round(wide, 3))
+    print(f"engine, 10,000 messages: mixed fixtures {mixed:.3f}s, 80-column rows {wide:.3f}s")
+    assert mixed < 2.0 and wide < 2.0
+
+
+def test_infer_schema_never_starts_a_jvm(tmp_path):
+    # In a fresh interpreter (other tests may import pyspark in this one): run the command in-process, then look.
+    path = clean_copy("debezium-mysql-all-types-with-schema.txt", tmp_path)
+    script = (
+        "import sys\n"
+        "from cdcsync.cli.app import main\n"
+        f"sys.argv = ['cdcsync', 'infer-schema', '--from-file', {str(path)!r}, '-f', 'debezium-json', '-o', 'toml']\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+        "print('EXIT', code, 'PYSPARK', 'pyspark' in sys.modules, 'PY4J', 'py4j' in sys.modules, file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert "EXIT 0 PYSPARK False PY4J False" in proc.stderr, proc.stderr
+    assert "[schema.columns]" in proc.stdout
