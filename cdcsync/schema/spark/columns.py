@@ -24,6 +24,7 @@ DBZ_DATE = "dbz_date"  # days since epoch
 DBZ_TS_MS, DBZ_TS_US, DBZ_TS_NS = "dbz_ts_ms", "dbz_ts_us", "dbz_ts_ns"
 DBZ_TIME_MS, DBZ_TIME_US, DBZ_TIME_NS = "dbz_time_ms", "dbz_time_us", "dbz_time_ns"  # time of day → "HH:mm:ss.ffffff"
 DBZ_ZONED = "dbz_zoned"  # ISO-8601 text with offset
+DBZ_VARIABLE_DECIMAL = "dbz_variable_decimal"  # {"scale": s, "value": base64}: the scale varies, so exact text
 
 
 @dataclass(frozen=True)
@@ -66,14 +67,17 @@ def convert(text: Column, col: Col) -> Column:
         numeric = text.rlike(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$") & ~text.rlike(r"^[0-9]{4}$")
         value = F.when(numeric, text).otherwise(as_text)
         return value if t == "STRING" else value.cast(t)
+    if enc == DBZ_VARIABLE_DECIMAL:
+        digits = _unscaled_digits(F.get_json_object(text, "$.value"))
+        return _place_point(digits, F.get_json_object(text, "$.scale").cast("int"))
     if enc == DBZ_DATE:
         return F.date_add(F.lit("1970-01-01").cast("date"), text.cast("int"))
     if enc == DBZ_TS_MS:
         return F.timestamp_millis(text.cast("long"))
     if enc == DBZ_TS_US:
         return F.timestamp_micros(text.cast("long"))
-    if enc == DBZ_TS_NS:
-        return F.timestamp_micros(F.floor(text.cast("long") / 1000).cast("long"))
+    if enc == DBZ_TS_NS:  # exact division: a double loses the last microsecond of today's nanosecond counts
+        return F.timestamp_micros(F.floor(text.cast("decimal(20,0)") / F.lit(1000)).cast("long"))
     if enc in (DBZ_TIME_MS, DBZ_TIME_US, DBZ_TIME_NS):
         div = {DBZ_TIME_MS: 1 / 1000, DBZ_TIME_US: 1, DBZ_TIME_NS: 1000}[enc]
         micros = (text.cast("long") / div).cast("long") if div != 1 else text.cast("long")
@@ -113,17 +117,21 @@ def _unscaled_digits(b64: Column) -> Column:
     return value.cast("decimal(38,0)").cast("string")
 
 
-def _place_point(digits: Column, scale: int) -> Column:
-    if scale <= 0:
-        return digits
+def _place_point(digits: Column, scale: int | Column) -> Column:
+    """The unscaled digits with `scale` of them after the point ("-120", 2 -> "-1.20"; "5", 3 -> "0.005")."""
+    if isinstance(scale, int):
+        if scale <= 0:
+            return digits
+        scale = F.lit(scale)
     neg = digits.startswith("-")
     mag = F.when(neg, digits.substr(F.lit(2), F.length(digits))).otherwise(digits)
-    keep = F.greatest(F.length(mag), F.lit(scale + 1))  # at least one digit before the point
-    zeros = F.concat(F.lit("0" * (scale + 1)), mag)
+    keep = F.greatest(F.length(mag), scale + 1)  # at least one digit before the point
+    zeros = F.concat(F.call_function("repeat", F.lit("0"), scale + 1), mag)
     padded = zeros.substr(F.length(zeros) - keep + 1, keep)
     cut = F.length(padded) - scale
-    body = F.concat(padded.substr(F.lit(1), cut), F.lit("."), padded.substr(cut + 1, F.lit(scale)))
-    return F.when(digits.isNull(), None).when(neg, F.concat(F.lit("-"), body)).otherwise(body)
+    body = F.concat(padded.substr(F.lit(1), cut), F.lit("."), padded.substr(cut + 1, scale))
+    body = F.when(scale <= 0, mag).otherwise(body)
+    return F.when(digits.isNull() | scale.isNull(), None).when(neg, F.concat(F.lit("-"), body)).otherwise(body)
 
 
 def typed_row(row_text: Column, cols: list[Col]) -> tuple[list[Column], Column]:

@@ -29,6 +29,7 @@ _DBZ_ENCODING = {
     "org.apache.kafka.connect.data.Time": C.DBZ_TIME_MS,
     "io.debezium.time.MicroTime": C.DBZ_TIME_US,
     "io.debezium.time.NanoTime": C.DBZ_TIME_NS,
+    "io.debezium.data.VariableScaleDecimal": C.DBZ_VARIABLE_DECIMAL,
 }
 
 

@@ -36,7 +36,7 @@ def _check(spark, tmp_path, resurrectable=frozenset()):
     wrong = sorted(int(k[0][1]) for got in tables for k in resurrectable if got.get(k) != want.get(k))
     assert not resurrectable or wrong, f"{sorted(resurrectable)} now end right: drop the xfail in this test"
     if wrong:
-        # Reported, engine not changed here: a hard delete leaves no ordering value behind, so an older change to
+        # Open as issue 14 ("no resurrection"): a hard delete leaves no ordering value behind, so an older change to
         # the key read in a later batch writes the row back (within one batch, precombine gets it right).
         pytest.xfail(f"ids {sorted(set(wrong))}: deleted in one batch, brought back by an older change in a later one")
 

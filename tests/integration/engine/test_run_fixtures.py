@@ -21,14 +21,6 @@ from tests.integration.engine.helpers import (
 pytestmark = pytest.mark.integration
 
 NAMES = cdc_cases.names()
-# Columns where the engine's Spark path disagrees with the source table (reported; cdcsync/ is not changed here).
-# Every other column is still asserted; the test fails once one of these agrees, so the entry goes with the fix.
-KNOWN_DISAGREEMENTS = {
-    ("debezium-2.7-postgres-types-schema.txt", "amount"):
-        "VariableScaleDecimal lands as its {scale, value} struct text, not the decimal the Python decoder gives",
-    ("debezium-2.7-sqlserver-types-schema.txt", "taken_at"):
-        "NanoTimestamp is divided as a double: a whole-microsecond value lands 1 us early (08:45:00.000015)",
-}
 # Spark 3.5 has neither a TIME nor a zoned TIMESTAMP type: how the engine stores what inference calls those
 SPARK_TYPE = {"TIME": "string", "TIMESTAMP_LTZ": "timestamp"}
 
@@ -57,19 +49,11 @@ def test_fixture_lands_as_final_table(spark, bootstrap, make_topic, produce, tmp
     got_spark = by_key(spark_rows(spark, str(tmp_path / "table")), key)
     got_rs = by_key(hudi_rs_rows(str(tmp_path / "table")), key)
     assert set(got_spark) == set(want), f"keys differ: spark={sorted(got_spark)} want={sorted(want)}"
-    known = {}
     for k, row in want.items():
         for col, value in row.items():
-            if (name, col) in KNOWN_DISAGREEMENTS:
-                known.setdefault(col, []).append(got_spark[k].get(col) == value and got_rs[k].get(col) == value)
-                continue
             assert got_spark[k].get(col) == value, f"{name} {k} {col}: spark {got_spark[k].get(col)!r}"
             assert got_rs[k].get(col) == value, f"{name} {k} {col}: hudi-rs {got_rs[k].get(col)!r}"
     assert set(got_rs) == set(want)
-    fixed = [col for col, agree in known.items() if all(agree)]
-    assert not fixed, f"{name}: {fixed} now land right: remove them from KNOWN_DISAGREEMENTS"
-    if known:
-        pytest.xfail("; ".join(KNOWN_DISAGREEMENTS[(name, col)] for col in known))
 
 
 SCHEMA_FILES = [n for n in NAMES if cdc_cases.case(n).envelope_nullability]
