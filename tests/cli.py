@@ -1,5 +1,5 @@
-"""The one way tests run the `cdcsync` command: a real process (`python -m cdcsync`), as a user or a service
-manager would, with its exit code, stdout and stderr."""
+"""The one way tests run the `cdcsync` command: a real process, as a user or a service manager would, with its exit
+code, stdout and stderr. `jvm_free=True` also proves the command never imported pyspark or py4j."""
 
 from __future__ import annotations
 
@@ -10,22 +10,45 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# The command run in a fresh interpreter that then reports whether anything imported pyspark or py4j.
+_JVM_CHECK = """
+import sys
+from cdcsync.cli.app import main
+sys.argv = ["cdcsync", *sys.argv[1:]]
+code = 0
+try:
+    main()
+except SystemExit as e:
+    code = e.code
+print(f"JVM-CHECK pyspark={'pyspark' in sys.modules} py4j={'py4j' in sys.modules}", file=sys.stderr)
+sys.exit(code)
+"""
+_NO_JVM = "JVM-CHECK pyspark=False py4j=False"
 
-def cdcsync(*args, env: dict | None = None, timeout: float = 300, python_flags: tuple = ()) \
-        -> subprocess.CompletedProcess:
-    """Run `cdcsync ARGS…` to completion; `env` adds to (or, with a None value, removes from) the environment."""
+
+def _env(extra: dict | None) -> dict:
     full = dict(os.environ)
-    for k, v in (env or {}).items():
+    for k, v in (extra or {}).items():
         if v is None:
             full.pop(k, None)
         else:
             full[k] = v
-    return subprocess.run([sys.executable, *python_flags, "-m", "cdcsync", *map(str, args)], cwd=ROOT, env=full,
-                          capture_output=True, text=True, timeout=timeout)
+    return full
+
+
+def cdcsync(*args, env: dict | None = None, timeout: float = 300, python_flags: tuple = (),
+            jvm_free: bool = False) -> subprocess.CompletedProcess:
+    """Run `cdcsync ARGS…` to completion; `env` adds to (or, with a None value, removes from) the environment."""
+    entry = ["-c", _JVM_CHECK] if jvm_free else ["-m", "cdcsync"]
+    p = subprocess.run([sys.executable, *python_flags, *entry, *map(str, args)], cwd=ROOT, env=_env(env),
+                       capture_output=True, text=True, timeout=timeout)
+    if jvm_free:
+        assert _NO_JVM in p.stderr, p.stderr[-3000:]
+        p.stderr = "".join(line for line in p.stderr.splitlines(keepends=True) if not line.startswith("JVM-CHECK"))
+    return p
 
 
 def start(*args, env: dict | None = None) -> subprocess.Popen:
     """Start `cdcsync ARGS…` in the background (stdout and stderr piped, text mode)."""
-    full = {**os.environ, **(env or {})}
-    return subprocess.Popen([sys.executable, "-m", "cdcsync", *map(str, args)], cwd=ROOT, env=full,
+    return subprocess.Popen([sys.executable, "-m", "cdcsync", *map(str, args)], cwd=ROOT, env=_env(env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -4,22 +4,18 @@ from tests/unit/schema/test_schema_cli.py, whose in-repo version uses tests/fixt
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
-from cdcsync.cli.app import main
+from tests.cli import cdcsync
 from tests.conformance.cdc_fixtures import clean_copy
 
 
 @pytest.fixture
-def cli(capsys, monkeypatch):
+def cli():
     def run(*args) -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "argv", ["cdcsync", "infer-schema", *map(str, args)])
-        with pytest.raises(SystemExit) as e:
-            main()
-        out = capsys.readouterr()
-        return e.value.code, out.out, out.err
+        p = cdcsync("infer-schema", *args, timeout=60, jvm_free=True)
+        return p.returncode, p.stdout, p.stderr
 
     return run
 

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import subprocess
-import sys
 import tomllib
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from tests.cli import cdcsync
 from tests.integration.engine.helpers import (
     _toml,
     by_key,
@@ -57,8 +56,7 @@ def test_debezium_example_through_the_cli(bootstrap, make_topic, tmp_path):
     config = local_copy("debezium.toml", tmp_path, bootstrap, topic)
     config.write_text(config.read_text() + f"[spark]\nmaster = {_toml(cfg['spark']['master'])}\n")
 
-    p = subprocess.run([sys.executable, "-m", "cdcsync", "run", str(config), "--once", "--json"],
-                       capture_output=True, text=True, timeout=600)
+    p = cdcsync("run", config, "--once", "--json", timeout=600)
 
     assert p.returncode == 0, p.stderr[-3000:]
     summary = json.loads(p.stdout)  # stdout is exactly one JSON object
@@ -77,8 +75,7 @@ def test_debezium_example_through_the_cli(bootstrap, make_topic, tmp_path):
                                                                                          "FURNITURE", "HOUSEHOLD",
                                                                                          "MACHINERY")}
 
-    again = subprocess.run([sys.executable, "-m", "cdcsync", "run", str(config), "--once", "--json", "-q"],
-                           capture_output=True, text=True, timeout=600)
+    again = cdcsync("run", config, "--once", "--json", "-q", timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
     assert json.loads(again.stdout)["totals"]["messages"] == 0  # resumed from the offsets in the Hudi commit
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+
+from tests.cli import cdcsync
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -94,20 +95,14 @@ def test_one_example_per_format():
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_is_valid_through_the_cli(example):
-    p = subprocess.run([sys.executable, "-m", "cdcsync", "validate", str(example)], capture_output=True, text=True)
+    p = cdcsync("validate", example, timeout=60)
     assert p.returncode == 0, p.stderr
     assert "valid" in p.stdout + p.stderr
 
 
 def test_help_lists_every_command_without_pyspark():
-    probe = ("import sys, runpy\n"
-             "sys.argv = ['cdcsync', '--help']\n"
-             "try:\n    runpy.run_module('cdcsync', run_name='__main__')\n"
-             "except SystemExit as e:\n    code = e.code\n"
-             "print('PYSPARK', 'pyspark' in sys.modules, 'PY4J', 'py4j' in sys.modules, 'EXIT', code, "
-             "file=sys.stderr)\n")
-    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30)
-    assert "PYSPARK False PY4J False EXIT 0" in p.stderr, p.stderr
+    p = cdcsync("--help", timeout=30, jvm_free=True)
+    assert p.returncode == 0, p.stderr
     for command in ("run", "validate", "probe", "probe-brokers", "infer-schema", "replay-from-offset", "dead-letter",
                     "decrypt"):
         assert re.search(rf"│ {re.escape(command)}\s", p.stdout), f"--help does not list {command}:\n{p.stdout}"

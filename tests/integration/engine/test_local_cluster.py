@@ -4,11 +4,10 @@ master, two worker JVMs, executors in separate processes) gives the same table a
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from tests.cli import cdcsync
 from tests.integration.engine.helpers import by_key, expected_state, produce_fixture, run_once, spark_rows, write_config
 
 pytestmark = pytest.mark.integration
@@ -26,8 +25,7 @@ def test_local_cluster_gives_the_same_table(spark, bootstrap, make_topic, produc
     cfg = write_config(cluster_dir, bootstrap, topic, "debezium-json", "MERGE_ON_READ",
                        **{"sink.primary_key": ["id"], "spark.master": "local-cluster[2,1,1024]",
                           "spark.spark.executor.memory": "768m"})
-    proc = subprocess.run([sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json"],
-                          capture_output=True, text=True, timeout=600)
+    proc = cdcsync("run", cfg, "--once", "--json", timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads(proc.stdout)
     assert summary["totals"]["messages"] == n

@@ -10,12 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
-import os
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 
 import pytest
@@ -25,6 +23,7 @@ from cdcsync.engine.lock import ConcurrentWriterError
 from cdcsync.engine.replay import Replayer
 from cdcsync.reporting import PlainReporter
 from cdcsync.sinks import hudi
+from tests.cli import cdcsync as cli
 from tests.fixtures import cdc_cases
 from tests.integration.engine.helpers import (
     by_key,
@@ -42,11 +41,6 @@ pytestmark = pytest.mark.integration
 FIXTURE = "debezium-2.7-postgres-bare.txt"  # inserts, updates and deletes (with tombstones), in tests/fixtures/cdc
 N = len(cdc_cases.records(FIXTURE))
 BASE_TS = (int(time.time()) - 3600) * 1000  # recent, as a real topic's records would be
-
-
-def cli(*args, env=None, timeout=300):
-    return subprocess.run([sys.executable, "-m", "cdcsync", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, env=env)
 
 
 def replay(config, spark, frm, to=None, into=None):
@@ -233,8 +227,8 @@ def test_crashed_replay_rerun_finishes_its_range(spark, bootstrap, dbz_topic, pr
     config = write_config(tmp_path, bootstrap, dbz_topic, "debezium-json", "MERGE_ON_READ",
                           **{"sink.primary_key": ["id"], "run.max_records_per_batch": 5})
     side = tmp_path / "side"
-    env = dict(os.environ, CDCSYNC_FAULT="after_write:1")  # killed right after the second batch's commit
-    p = cli("replay-from-offset", config, "--from", "earliest", "--into", side, env=env)
+    fault = {"CDCSYNC_FAULT": "after_write:1"}  # killed right after the second batch's commit
+    p = cli("replay-from-offset", config, "--from", "earliest", "--into", side, env=fault)
     assert p.returncode == -signal.SIGKILL, p.stderr[-2000:]
     [folder] = (tmp_path / "ckpt").glob("replay-*")
     progress = json.loads((folder / "progress.json").read_text())
@@ -242,8 +236,7 @@ def test_crashed_replay_rerun_finishes_its_range(spark, bootstrap, dbz_topic, pr
 
     produce(dbz_topic, [json.dumps({"op": "c", "before": None, "after": {"id": 900, "name": "late"},
                                     "source": {"ts_ms": 1596001200000}})], keys=["900"])
-    env.pop("CDCSYNC_FAULT")
-    p = cli("replay-from-offset", config, "--from", "earliest", "--into", side, "--json", env=env)
+    p = cli("replay-from-offset", config, "--from", "earliest", "--into", side, "--json", env={"CDCSYNC_FAULT": None})
     assert p.returncode == 0, p.stderr[-3000:]
     out = json.loads(p.stdout)
     # the range fixed at the first start is finished (batch 1 again, then batch 2); the late message is not in it

@@ -3,14 +3,13 @@ the closest valid key; ${ENV} expansion; secrets never echoed."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cdcsync.config import load_config
 from cdcsync.errors import ConfigError
+from tests.cli import cdcsync
 
 GOOD = """[source]
 bootstrap_servers = "localhost:9092"
@@ -60,12 +59,8 @@ def test_mistakes_name_the_file_the_key_and_a_close_match(tmp_path, text, words)
 
 def test_run_exits_78_before_any_jvm(tmp_path):
     path = write(tmp_path, GOOD.replace("table_name", "table_nam"))
-    script = ("import sys\nfrom cdcsync.cli.app import main\n"
-              f"sys.argv = ['cdcsync', 'run', {str(path)!r}, '--once']\n"
-              "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
-              "print('EXIT', code, 'PYSPARK', 'pyspark' in sys.modules, file=sys.stderr)\n")
-    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert "EXIT 78 PYSPARK False" in p.stderr, p.stderr
+    p = cdcsync("run", path, "--once", timeout=60, jvm_free=True)
+    assert p.returncode == 78, p.stderr
     assert str(path) in p.stderr and "did you mean 'sink.table_name'?" in p.stderr and p.stdout == ""
 
 
@@ -82,8 +77,7 @@ def test_env_variables_expand_and_an_unset_one_is_named(tmp_path, monkeypatch):
 def test_a_secret_is_never_echoed(tmp_path, capsys):
     secret = "s3cr3t-Pa55"
     path = write(tmp_path, GOOD + f'[source.properties]\n"sasl.password" = ["{secret}"]\n')
-    p = subprocess.run([sys.executable, "-m", "cdcsync", "validate", str(path), "--json"], capture_output=True,
-                       text=True, timeout=60)
+    p = cdcsync("validate", path, "--json", timeout=60)
     assert p.returncode == 78 and "sasl.password" in p.stdout + p.stderr
     assert secret not in p.stdout + p.stderr
 

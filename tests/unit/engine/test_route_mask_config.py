@@ -82,9 +82,8 @@ def test_mask_secrets_come_from_the_environment_and_are_not_echoed(tmp_path, mon
 
 def test_validate_lists_routes_and_masks_without_secrets(tmp_path, monkeypatch):
     import json
-    import os
-    import subprocess
-    import sys
+
+    from tests.cli import cdcsync
 
     key = base64.b64encode(bytes(range(32))).decode()
     p = cfg(tmp_path, """
@@ -103,9 +102,7 @@ column = "email"
 method = "encrypt"
 key_env = "T_VALIDATE_KEY"
 """)
-    env = {**os.environ, "T_VALIDATE_KEY": key}
-    run = lambda *a: subprocess.run([sys.executable, "-m", "cdcsync", "validate", str(p), *a],  # noqa: E731
-                                    capture_output=True, text=True, timeout=60, env=env)
+    run = lambda *a: cdcsync("validate", p, *a, timeout=60, env={"T_VALIDATE_KEY": key})  # noqa: E731
     out = json.loads(run("--json").stdout)
     assert out["valid"] and out["unrouted"] == "skip"
     assert [(r["sink_table"], r["table_type"], r["primary_key"], r["path"]) for r in out["routes"]] == [

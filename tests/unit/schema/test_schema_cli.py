@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 import json
-import sys
 import tomllib
 
 import pytest
 
-from cdcsync.cli.app import main
+from tests.cli import cdcsync
 from tests.fixtures import cdc_cases
 
 
 @pytest.fixture
-def cli(capsys, monkeypatch):
+def cli():
     def run(*args) -> tuple[int, str, str]:
-        monkeypatch.setattr(sys, "argv", ["cdcsync", "infer-schema", *map(str, args)])
-        with pytest.raises(SystemExit) as e:
-            main()
-        out = capsys.readouterr()
-        return e.value.code, out.out, out.err
+        p = cdcsync("infer-schema", *args, timeout=60, jvm_free=True)
+        return p.returncode, p.stdout, p.stderr
 
     return run
 

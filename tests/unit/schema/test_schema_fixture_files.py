@@ -5,18 +5,16 @@ table (its DDL, and the rows it wrote); the real-corpus version is tests/conform
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 import tomllib
 
 import pytest
 from jsonschema import Draft202012Validator
 
-from cdcsync.cli.app import main
 from cdcsync.formats import Coord, get_decoder
 from cdcsync.schema import SchemaInferrer
 from cdcsync.schema.render import json_schema
+from tests.cli import cdcsync
 from tests.fixtures import cdc_cases
 from tests.fixtures.histories import cases
 
@@ -38,12 +36,9 @@ def rows_of(name):
             if ch.op in ("upsert", "delete")]
 
 
-def run_cli(args, capsys, monkeypatch) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["cdcsync", *args])
-    with pytest.raises(SystemExit) as e:
-        main()
-    out = capsys.readouterr()
-    return e.value.code, out.out, out.err
+def run_cli(args) -> tuple[int, str, str]:
+    p = cdcsync(*args, timeout=60, jvm_free=True)
+    return p.returncode, p.stdout, p.stderr
 
 
 def test_every_fixture_file_has_an_expected_schema():
@@ -64,23 +59,22 @@ def test_engine_infers_the_expected_schema(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_cli_prints_the_expected_schema(name, tmp_path, capsys, monkeypatch):
+def test_cli_prints_the_expected_schema(name, tmp_path):
     table, _, types, not_null = cdc_cases.expected_schema(name)
     fmt = cdc_cases.format_of(name)
     path = str(cdc_cases.clean_copy(name, tmp_path))
-    code, out, err = run_cli(["infer-schema", "--from-file", path, "--format", fmt, "-o", "toml"],
-                             capsys, monkeypatch)
+    code, out, err = run_cli(["infer-schema", "--from-file", path, "--format", fmt, "-o", "toml"])
     assert code == 0, err
     assert tomllib.loads(out)["schema"]["columns"] == types
     assert "sampled" in err and table in err  # progress on stderr, never on stdout
 
-    code, out, _ = run_cli(["infer-schema", "--from-file", path, "-f", fmt, "-f", "spark-ddl"], capsys, monkeypatch)
+    code, out, _ = run_cli(["infer-schema", "--from-file", path, "-f", fmt, "-f", "spark-ddl"])
     spark = {"TIME": "STRING", "TIMESTAMP_LTZ": "TIMESTAMP"}  # Spark 3.5 has neither
     expected_ddl = ", ".join(f"`{c}` {spark.get(t, t)}{' NOT NULL' if c in not_null else ''}"
                              for c, t in types.items())
     assert (code, out.strip()) == (0, expected_ddl)
 
-    code, out, _ = run_cli(["infer-schema", "--from-file", path, "-f", fmt], capsys, monkeypatch)
+    code, out, _ = run_cli(["infer-schema", "--from-file", path, "-f", fmt])
     assert code == 0 and table in out and all(c in out for c in types)  # the rich table
 
 
@@ -90,10 +84,10 @@ def _key_only(name, row) -> bool:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_json_schema_output_validates_the_topics_records(name, tmp_path, capsys, monkeypatch):
+def test_json_schema_output_validates_the_topics_records(name, tmp_path):
     path = str(cdc_cases.clean_copy(name, tmp_path))
     code, out, err = run_cli(["infer-schema", "--from-file", path, "--format", cdc_cases.format_of(name),
-                              "--format", "json-schema"], capsys, monkeypatch)
+                              "--format", "json-schema"])
     assert code == 0, err
     schema = json.loads(out)  # stdout is the schema and nothing else
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
@@ -152,15 +146,9 @@ def test_ten_thousand_messages_in_under_two_seconds(record_property):
 
 
 def test_infer_schema_never_starts_a_jvm(tmp_path):
-    # In a fresh interpreter (other tests may import pyspark in this one): run the command in-process, then look.
+    # a fresh interpreter (other tests may import pyspark in this one) that reports what the command imported
     path = cdc_cases.clean_copy(ALL_TYPES, tmp_path)
-    script = (
-        "import sys\n"
-        "from cdcsync.cli.app import main\n"
-        f"sys.argv = ['cdcsync', 'infer-schema', '--from-file', {str(path)!r}, '-f', 'debezium-json', '-o', 'toml']\n"
-        "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
-        "print('EXIT', code, 'PYSPARK', 'pyspark' in sys.modules, 'PY4J', 'py4j' in sys.modules, file=sys.stderr)\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert "EXIT 0 PYSPARK False PY4J False" in proc.stderr, proc.stderr
+    proc = cdcsync("infer-schema", "--from-file", path, "-f", "debezium-json", "-o", "toml", timeout=60,
+                   jvm_free=True)
+    assert proc.returncode == 0, proc.stderr
     assert "[schema.columns]" in proc.stdout
