@@ -4,39 +4,20 @@ tests/integration/test_infer_schema_cli.py, whose in-repo version uses tests/fix
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tomllib
 
 import pytest
 from jsonschema import Draft202012Validator
 
 from cdcsync.formats import get_decoder
+from tests.cli import cdcsync
 from tests.conformance.cdc_fixtures import FORMAT_OF, fixture_names, messages
 from tests.conformance.expected_schemas import EXPECTED
 
 pytestmark = pytest.mark.integration
 
-# Runs the command in-process in a fresh interpreter, then reports whether anything imported pyspark or py4j.
-_RUNNER = """
-import sys
-from cdcsync.cli.app import main
-sys.argv = ["cdcsync", "infer-schema", *sys.argv[1:]]
-code = 0
-try:
-    main()
-except SystemExit as e:
-    code = e.code
-print(f"JVM-CHECK pyspark={'pyspark' in sys.modules} py4j={'py4j' in sys.modules}", file=sys.stderr)
-sys.exit(code)
-"""
-
-
-def infer_schema(*args, timeout=120) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-c", _RUNNER, *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
-    assert "JVM-CHECK pyspark=False py4j=False" in proc.stderr, proc.stderr
-    return proc
+def infer_schema(*args, timeout=120):
+    return cdcsync("infer-schema", *args, timeout=timeout, jvm_free=True)
 
 
 @pytest.mark.parametrize("name", fixture_names())
