@@ -29,7 +29,7 @@ class KafkaBatches:
         self.pipe, self.view, self.once = pipe, view, once
         self.stop = False
         self.summary: Summary | None = None
-        self._t0 = time.monotonic()
+        self.t0 = time.monotonic()
 
     def start(self) -> None:
         """Decide where the run starts and what the first batch id is."""
@@ -97,7 +97,7 @@ class KafkaBatches:
         bad_records.check_budget(self.pipe.cfg, self.summary.totals["bad"])
         rate = self.pipe.cfg.run.max_records_per_second
         if rate:  # wait until the records read so far fit the rate since the start
-            self._sleep(self.summary.totals["messages"] / rate - (time.monotonic() - self._t0))
+            self._sleep(self.summary.totals["messages"] / rate - (time.monotonic() - self.t0))
 
     def _sleep(self, secs: float) -> None:
         deadline = time.monotonic() + secs
@@ -143,7 +143,7 @@ class Runner:
             summary.lag = source.next_start.lag_to(view.latest(list(source.next_start)))
             summary.dead_letter_path = dead_letter.path_for(cfg) if summary.totals["bad"] and \
                 cfg.run.on_bad_record == "dead-letter" else None
-            summary.seconds = round(time.monotonic() - source._t0, 3)
+            summary.seconds = round(time.monotonic() - source.t0, 3)
             return summary
         finally:
             pipe.close()
