@@ -64,7 +64,16 @@ def build_session(app_name: str = "cdcsync", master: str = "local[2]", conf: dic
         builder = builder.config(k, v)
     spark = _with_stdout_on_stderr(builder.getOrCreate)
     spark.sparkContext.setLogLevel("WARN")
+    _init_hudi_metadata_payload(spark)
     return spark
+
+
+def _init_hudi_metadata_payload(spark) -> None:
+    # Hudi 1.2.0 bug (issue 18): HoodieMetadataPayload compares schemas by identity; loaded first by a metadata-table
+    # compaction (a process's first write) it keeps a different instance than the write handles → AIOOBE, exit 74.
+    jvm = spark._jvm
+    jvm.java.lang.Class.forName("org.apache.hudi.metadata.HoodieMetadataPayload", True,
+                                jvm.java.lang.Thread.currentThread().getContextClassLoader())
 
 
 def for_config(cfg, purpose: str = ""):
