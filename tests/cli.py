@@ -48,6 +48,11 @@ def cdcsync(*args, env: dict | None = None, timeout: float = 300, python_flags: 
     return p
 
 
+def infer_schema(*args, timeout: float = 120) -> subprocess.CompletedProcess:
+    """`cdcsync infer-schema ARGS…`, which must never start a JVM."""
+    return cdcsync("infer-schema", *args, timeout=timeout, jvm_free=True)
+
+
 def start(*args, env: dict | None = None) -> subprocess.Popen:
     """Start `cdcsync ARGS…` in the background (stdout and stderr piped, text mode)."""
     return subprocess.Popen([sys.executable, "-m", "cdcsync", *map(str, args)], cwd=ROOT, env=_env(env),

@@ -10,15 +10,11 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from cdcsync.formats import get_decoder
-from tests.cli import cdcsync
+from tests.cli import infer_schema
 from tests.conformance.cdc_fixtures import FORMAT_OF, fixture_names, messages
 from tests.conformance.expected_schemas import EXPECTED
 
 pytestmark = pytest.mark.integration
-
-def infer_schema(*args, timeout=120):
-    return cdcsync("infer-schema", *args, timeout=timeout, jvm_free=True)
-
 
 @pytest.mark.parametrize("name", fixture_names())
 def test_infers_each_fixture_topic(name, bootstrap, make_topic, produce):

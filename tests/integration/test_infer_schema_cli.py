@@ -8,21 +8,16 @@ skips, when Java or the broker jars are missing.
 from __future__ import annotations
 
 import json
-import subprocess
 import tomllib
 
 import pytest
 from jsonschema import Draft202012Validator
 
 from cdcsync.formats import get_decoder
-from tests.cli import cdcsync
+from tests.cli import infer_schema
 from tests.fixtures import cdc_cases
 
 pytestmark = pytest.mark.integration
-
-def infer_schema(*args, timeout=120) -> subprocess.CompletedProcess:
-    return cdcsync("infer-schema", *args, timeout=timeout, jvm_free=True)
-
 
 @pytest.mark.parametrize("name", cdc_cases.names())
 def test_infers_each_fixture_topic(name, bootstrap, make_topic, produce):

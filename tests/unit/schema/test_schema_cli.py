@@ -7,14 +7,14 @@ import tomllib
 
 import pytest
 
-from tests.cli import cdcsync
+from tests.cli import infer_schema
 from tests.fixtures import cdc_cases
 
 
 @pytest.fixture
 def cli():
     def run(*args) -> tuple[int, str, str]:
-        p = cdcsync("infer-schema", *args, timeout=60, jvm_free=True)
+        p = infer_schema(*args, timeout=60)
         return p.returncode, p.stdout, p.stderr
 
     return run
