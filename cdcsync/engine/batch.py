@@ -17,6 +17,7 @@ from cdcsync.engine import classify, ledger, masking
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
 from cdcsync.errors import SchemaError
+from cdcsync.formats.spark import position
 from cdcsync.formats.spark.envelope import decode_envelope
 from cdcsync.kafka.header_filter import parse as parse_header_filter
 from cdcsync.kafka.spark_source import read_range
@@ -98,13 +99,14 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
         if bad_total and pipe.on_bad is not None:
             bad = masking.scrub_raw(df.where(F.col("_class") == "bad"), masks, cfg.source.format)
             samples = pipe.on_bad(bad, batch.batch_id, bad_total)
-        good = _table_rows(df.where(F.col("_class").isin("upserted", "deleted")), cfg, cols, masks, route)
+        good = _table_rows(df.where(F.col("_class").isin("upserted", "deleted")), cfg, cols, masks, route,
+                           state.ordering)
         pipe.reporter.event("writing", batch=batch.batch_id, table=state.spec.table_name,
                             rows=sum(c["upserted"] + c["deleted"] for c in counts.values()))
         maybe_crash("before_write", batch.batch_id)
         replayed_from = batch.start if pipe.mode is CommitMode.REPLAY else None
         meta = hudi.commit_metadata(batch.batch_id, batch.end, replayed_from, counts, schema_to_json(cols),
-                                    [c.describe() for c in changes])
+                                    [c.describe() for c in changes]) | {hudi.META_ORDERING: state.ordering}
         instant = hudi.write_batch(good, state.spec, meta)
         state.columns = cols
         return BatchResult(batch.batch_id, batch.start, batch.end, instant, counts, changes, samples)
@@ -112,7 +114,7 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
         df.unpersist()
 
 
-def _table_rows(df: DataFrame, cfg, cols: list[Col], masks: dict, route: Route | None) -> DataFrame:
+def _table_rows(df: DataFrame, cfg, cols: list[Col], masks: dict, route: Route | None, ordering: str) -> DataFrame:
     data = [(masking.apply(F.col(f"_t.`{c.name}`"), masks[c.name]) if c.name in masks
              else F.col(f"_t.`{c.name}`")).cast(c.type).alias(c.name) for c in cols]
     if route and route.source_column:  # shards merged into one table: which source table each row came from
@@ -123,7 +125,12 @@ def _table_rows(df: DataFrame, cfg, cols: list[Col], masks: dict, route: Route |
         meta.append(F.col("_kafka_offset"))
     return df.select(
         *data, *meta,
-        F.format_string("%016d.%019d.%05d", F.greatest(F.col("_ts_ms"), F.lit(0)).cast("long"),
-                        F.col("_kafka_offset"), F.col("_pos").cast("int")).alias(hudi.ORDER),
+        _order(ordering).alias(hudi.ORDER),
         (F.col("_class") == "deleted").alias(hudi.DELETED),
     )
+
+
+def _order(ordering: str):
+    if ordering == hudi.ORDERING_LEGACY:
+        return position.legacy_order(F.col("_ts_ms"), F.col("_kafka_offset"), F.col("_pos"))
+    return position.order(F.col("_position"), F.col("_kafka_partition"), F.col("_kafka_offset"), F.col("_pos"))
