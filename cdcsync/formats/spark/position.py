@@ -23,7 +23,7 @@ SOURCE_FIELDS = ("file", "pos", "row", "lsn", "commit_lsn", "change_lsn", "event
 
 def _num(text: Column, width: int) -> Column:
     """A non-negative integer's text left-padded to `width` digits; NULL unless it is one."""
-    digits = F.regexp_extract(F.trim(text), r"^\+?0*([0-9]{1,%d})$" % width, 1)
+    digits = F.regexp_extract(F.trim(text), rf"^\+?0*([0-9]{{1,{width}}})$", 1)
     return F.when(text.isNotNull() & (digits != ""), F.lpad(digits, width, "0"))
 
 
