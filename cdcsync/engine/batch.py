@@ -23,7 +23,7 @@ from cdcsync.kafka.header_filter import parse as parse_header_filter
 from cdcsync.kafka.spark_source import read_range
 from cdcsync.schema.spark.columns import Col, schema_to_json, typed_row
 from cdcsync.schema.spark.evolution import merge
-from cdcsync.schema.spark.infer import infer_batch_columns, shard_columns
+from cdcsync.schema.spark.infer import infer_batch_columns
 from cdcsync.sinks import hudi
 
 _META_NAMES = {"topic": "_kafka_topic", "partition": "_kafka_partition", "offset": "_kafka_offset",
@@ -68,9 +68,8 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
         state.spec = replace(state.spec, primary_key=pk)
         state.key_known = True
         masking.check_key(masks, pk, state.spec.table_name)
-    # shards routed to one table widen to their common types; one table's schemas keep the first-seen rule
-    batch_cols = (shard_columns if route else infer_batch_columns)(env, cfg.source.format)
-    batch_cols, env = classify.unnamable_columns_are_bad(batch_cols, env, [c.name for c in state.columns or []])
+    found = infer_batch_columns(env, cfg.source.format)  # schema versions (and routed shards) widen to one type
+    batch_cols, env = classify.unnamable_columns_are_bad(found.columns, env, [c.name for c in state.columns or []])
     cols, changes = merge(state.columns, batch_cols, cfg.schema.columns)
     cols = masking.retype(cols, masks)
     incompatible = [c for c in changes if c.kind == "incompatible"]
@@ -81,7 +80,7 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
             hint="declare the column's type in [schema.columns], or widen it in the table by hand",
             column=first.column, old=first.old, new=first.new,
         )
-    typed, cast_bad = typed_row(F.coalesce("_row", "_key_row"), cols)
+    typed, cast_bad = typed_row(F.coalesce("_row", "_key_row"), cols, found.versions)
     pk = state.spec.primary_key
     # a key column no row image has shown is NULL (missing_key), and Spark rejects a struct of no fields
     typed += [F.lit(None).cast("string").alias(k) for k in pk if k not in {c.name for c in cols}]

@@ -134,13 +134,22 @@ def _place_point(digits: Column, scale: int | Column) -> Column:
     return F.when(digits.isNull() | scale.isNull(), None).when(neg, F.concat(F.lit("-"), body)).otherwise(body)
 
 
-def typed_row(row_text: Column, cols: list[Col]) -> tuple[list[Column], Column]:
-    """([typed column per Col], array of names whose value could not be converted)."""
+def typed_row(row_text: Column, cols: list[Col], versions: dict[int, list[Col]] | None = None) \
+        -> tuple[list[Column], Column]:
+    """([typed column per Col], array of names whose value could not be converted). With `versions` (a Debezium
+    schema's xxhash64 → its columns), a record of a version whose column is carried differently is decoded by its
+    own version's rule, then cast to the table's type."""
     parsed = F.from_json(row_text, text_struct([c.name for c in cols]))
+    own = {h: {c.name: c for c in vcols} for h, vcols in (versions or {}).items()}
+    version = F.xxhash64(F.col("_schema"))
     typed, bad = [], []
     for c in cols:
         raw = parsed[c.name]
         val = convert(raw, c)
+        for h, by_name in own.items():
+            v = by_name.get(c.name)
+            if v is not None and (v.type, v.encoding, v.scale) != (c.type, c.encoding, c.scale):
+                val = F.when(version == F.lit(h), convert(raw, v).cast(c.type)).otherwise(val)
         typed.append(val.alias(c.name))
         bad.append(F.when(raw.isNotNull() & val.isNull(), F.lit(c.name)))
     bad_arr = F.filter(F.array(*bad), lambda x: x.isNotNull()) if bad else F.array().cast("array<string>")
