@@ -98,23 +98,38 @@ def convert(text: Column, col: Col) -> Column:
 
 
 def _unscaled_digits(b64: Column) -> Column:
-    """Base64 two's-complement bytes → the unscaled integer as decimal text, in JVM lambdas (no Python UDF)."""
+    """Base64 two's-complement bytes → the unscaled integer as decimal text, in the JVM (no Python UDF)."""
     hx = F.hex(F.unbase64(b64))
     n = (F.length(hx) / 2).cast("int")
     negative = F.conv(hx.substr(F.lit(1), F.lit(2)), 16, 10).cast("int") >= 128
+    inverted = F.translate(hx, "0123456789ABCDEF", "FEDCBA9876543210")  # ~x; a negative number is -(~x + 1)
 
     def byte(i: Column) -> Column:
         return F.conv(hx.substr(i * 2 + 1, F.lit(2)), 16, 10).cast("int")
 
-    def fold(read) -> Column:  # every partial sum fits DECIMAL(38,0) up to 16 bytes
+    def fold(read) -> Column:  # every partial sum fits DECIMAL(38,0) up to 15 bytes (16 may reach 39 digits)
         return F.aggregate(F.sequence(F.lit(0), n - 1), F.lit(0).cast("decimal(38,0)"),
                            lambda acc, i: (acc * 256 + read(i)).cast("decimal(38,0)"))
 
-    # a negative number is -(~x + 1): fold the inverted bytes so no intermediate exceeds 2^128
-    value = (F.when(n == 0, F.lit(None))
-             .when(negative, -(fold(lambda i: 255 - byte(i)) + 1))
-             .otherwise(fold(byte)))
-    return value.cast("decimal(38,0)").cast("string")
+    small = F.when(negative, -(fold(lambda i: 255 - byte(i)) + 1)).otherwise(fold(byte))
+    big = F.when(negative, F.concat(F.lit("-"), _plus_one(_hex_to_decimal(inverted)))).otherwise(_hex_to_decimal(hx))
+    return (F.when(n == 0, F.lit(None)).when(n > 15, big)
+            .otherwise(small.cast("decimal(38,0)").cast("string")))
+
+
+def _hex_to_decimal(hex_digits: Column) -> Column:
+    """Any number of hex digits → decimal text, by the JVM's BigInteger (beyond what DECIMAL(38) holds)."""
+    return F.call_function("reflect", F.lit("org.apache.commons.lang3.math.NumberUtils"), F.lit("createBigInteger"),
+                           F.concat(F.lit("0x"), hex_digits))
+
+
+def _plus_one(digits: Column) -> Column:
+    """Decimal text + 1: the digit before the trailing nines goes up by one, the nines become zeros."""
+    head, nines = F.regexp_extract(digits, r"^([0-9]*?)(9*)$", 1), F.regexp_extract(digits, r"^([0-9]*?)(9*)$", 2)
+    zeros = F.translate(nines, "9", "0")
+    last = F.substring(head, -1, 1).cast("int") + 1
+    bumped = F.concat(head.substr(F.lit(1), F.length(head) - 1), last.cast("string"), zeros)
+    return F.when(head == "", F.concat(F.lit("1"), zeros)).otherwise(bumped)
 
 
 def _place_point(digits: Column, scale: int | Column) -> Column:
