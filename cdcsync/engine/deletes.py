@@ -5,8 +5,9 @@ event, a replay of an applied range that ends before the delete) never brings th
   it against every older change, as it keeps any newer row.
 - hard: the row goes, and a delete marker (the key and the delete's ordering value) is upserted into a small Hudi
   table beside the target, `<path>_cdcsync_deletes`, before the target's commit. Upserts whose key has a marker at
-  least as new are dropped from the batch. The marker table keeps each key's newest delete, so markers only ever
-  grow more certain: writing them again after a crash between the two commits changes nothing.
+  least as new are dropped from the batch (the ledger still counts them upserted: the merge would have dropped
+  them). The marker table keeps each key's newest delete, so markers only ever grow newer: writing them again after
+  a crash between the two commits changes nothing, and markers already there are not written again.
 """
 
 from __future__ import annotations
