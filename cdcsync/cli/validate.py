@@ -30,10 +30,12 @@ def validate(
     masks = [{"column": m.column, "method": m.method, "tables": m.tables or ".*"} for m in cfg.masks]  # no secrets
     if json_out:
         emit_json({"valid": True, "file": str(cfg.path), "table": cfg.sink.table_name, "format": cfg.source.format,
-                   "routes": routes, "unrouted": cfg.sink.unrouted if routes else None, "masks": masks})
+                   "deletes": cfg.sink.deletes, "routes": routes, "unrouted": cfg.sink.unrouted if routes else None,
+                   "masks": masks})
         return
     if not routes:
-        typer.echo(f"{config}: valid ({cfg.source.format} → {cfg.sink.table_type} table '{cfg.sink.table_name}')")
+        typer.echo(f"{config}: valid ({cfg.source.format} → {cfg.sink.table_type} table '{cfg.sink.table_name}', "
+                   f"{cfg.sink.deletes} deletes)")
     else:
         other = (f"'{cfg.sink.table_name}'" if cfg.sink.unrouted == "default" else "skipped (counted)")
         typer.echo(f"{config}: valid ({cfg.source.format} → {len(routes)} route(s); other tables: {other})")
@@ -41,7 +43,8 @@ def validate(
             where = (f"at {r['path']}, '<>' being each source table's name" if r["one_table_per_source"]
                      else f"at {r['path']}")
             typer.echo(f"  route {r['source_table']} → {r['sink_table']} ({r['table_type']}, key "
-                       f"{', '.join(r['primary_key']) if r['primary_key'] else 'from the messages'}) {where}")
+                       f"{', '.join(r['primary_key']) if r['primary_key'] else 'from the messages'}, "
+                       f"{r['deletes']} deletes) {where}")
         typer.echo("  (route patterns are Java regular expressions, compiled when the run starts)")
     for m in masks:
         typer.echo(f"  mask {m['column']}: {m['method']} in tables {m['tables']}")
@@ -52,5 +55,6 @@ def _route(cfg, r) -> dict:
 
     return {"source_table": r.source_table, "sink_table": r.sink_table, "table_type": r.table_type or
             cfg.sink.table_type, "primary_key": r.primary_key, "partition_by": list(r.partition_by),
+            "deletes": r.deletes or cfg.sink.deletes,
             "path": routed_path(cfg.sink.path, r.sink_table),  # with "<>": one table per source table
             "one_table_per_source": "<>" in r.sink_table}

@@ -36,6 +36,7 @@ class SinkConfig:
     partition_by: list[str] = field(default_factory=list)
     options: dict[str, str] = field(default_factory=dict)
     unrouted: str = "skip"  # with [[route]]: "skip" (counted) or "default" (into this table)
+    deletes: str = "hard"  # "hard": the row goes (a delete marker stays beside the table); "soft": _cdc_deleted
 
 
 def routed_path(sink_path: str, name: str) -> str:
@@ -52,6 +53,7 @@ class RouteConfig:
     table_type: str | None = None
     source_column: str | None = None  # a column holding the source "database.table"
     options: dict[str, str] = field(default_factory=dict)
+    deletes: str | None = None  # [sink] deletes when absent
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 FORMATS = ["debezium-json", "canal-json", "maxwell-json", "json", "csv", "raw"]
 STARTUP_MODES = ["earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets"]
+DELETES = ["hard", "soft"]  # what a delete leaves in the table: nothing (plus a side marker), or the flagged row
 METADATA_COLUMNS = ["topic", "partition", "offset", "timestamp", "timestamp-type", "headers", "key"]
 
 _str_list = {"type": "array", "items": {"type": "string", "minLength": 1}}
@@ -46,6 +47,7 @@ SINK = {
         "partition_by": _str_list,
         "options": {"type": "object", "additionalProperties": _scalar},
         "unrouted": {"enum": ["skip", "default"]},
+        "deletes": {"enum": DELETES},
     },
 }
 
@@ -62,6 +64,7 @@ ROUTE = {
         "table_type": {"enum": ["MERGE_ON_READ", "COPY_ON_WRITE"]},
         "source_column": {"type": "string", "pattern": _NAME},
         "options": {"type": "object", "additionalProperties": _scalar},
+        "deletes": {"enum": DELETES},
     },
 }
 

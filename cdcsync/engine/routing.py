@@ -83,7 +83,8 @@ def route_config(cfg, index: int, name: str):
         return replace(cfg, sink=replace(base, path=path, table_name=name))
     r = cfg.routes[index]
     sink = replace(base, path=path, table_name=name, primary_key=r.primary_key, partition_by=list(r.partition_by),
-                   table_type=r.table_type or base.table_type, options={**base.options, **r.options})
+                   table_type=r.table_type or base.table_type, options={**base.options, **r.options},
+                   deletes=r.deletes or base.deletes)
     return replace(cfg, sink=sink)
 
 

@@ -1,6 +1,7 @@
 """Acceptance (issue 3, point 2): producing the same events twice, or out of order, leaves the same final table.
 Within a batch Hudi's precombine keeps the newest change per key; across batches the ordering field keeps a late
-or replayed older event from overwriting a newer one."""
+or replayed older event from overwriting a newer one, and a delete marker keeps it from re-inserting a deleted row
+(issue 14)."""
 
 from __future__ import annotations
 
@@ -25,34 +26,12 @@ pytestmark = pytest.mark.integration
 FIXTURE = "debezium-2.7-postgres-bare.txt"  # snapshot, inserts, updates, deletes with tombstones, a key re-inserted
 
 
-def _check(spark, tmp_path, resurrectable=frozenset()):
-    """The table equals the source's final state; keys in `resurrectable` are checked apart (see below)."""
+def _check(spark, tmp_path):
+    """The table equals the source's final state, read by Spark and by hudi-rs."""
     want = expected_state(FIXTURE, ["id"])
     path = str(tmp_path / "table")
-    tables = [by_key(spark_rows(spark, path), ["id"]), by_key(hudi_rs_rows(path), ["id"])]
-    for got in tables:
-        assert {k: v for k, v in got.items() if k not in resurrectable} == {
-            k: v for k, v in want.items() if k not in resurrectable}
-    wrong = sorted(int(k[0][1]) for got in tables for k in resurrectable if got.get(k) != want.get(k))
-    assert not resurrectable or wrong, f"{sorted(resurrectable)} now end right: drop the xfail in this test"
-    if wrong:
-        # Open as issue 14 ("no resurrection"): a hard delete leaves no ordering value behind, so an older change to
-        # the key read in a later batch writes the row back (within one batch, precombine gets it right).
-        pytest.xfail(f"ids {sorted(set(wrong))}: deleted in one batch, brought back by an older change in a later one")
-
-
-def _deleted_before_an_older_change(records, batch: int) -> frozenset:
-    """by_key keys whose delete is read in an earlier batch than an older change to the same key."""
-    changes: dict[str, list[tuple[int, int, str]]] = {}
-    for i, (key, value) in enumerate(records):
-        if value is not None:
-            doc = json.loads(value)
-            changes.setdefault(key, []).append((i // batch, doc["source"]["ts_ms"], doc["op"]))
-    out = set()
-    for key, seen in changes.items():
-        if any(b2 > b and t2 < t for b, t, op in seen if op == "d" for b2, t2, _ in seen):
-            out.add(next(iter(by_key([json.loads(key)], ["id"]))))
-    return frozenset(out)
+    assert by_key(spark_rows(spark, path), ["id"]) == want
+    assert by_key(hudi_rs_rows(path), ["id"]) == want
 
 
 def test_same_events_twice_in_later_batches(spark, bootstrap, make_topic, produce, tmp_path):
@@ -75,7 +54,7 @@ def test_out_of_order_within_and_across_batches(spark, bootstrap, make_topic, pr
                        **{"sink.primary_key": ["id"], "run.max_records_per_batch": 6})
     summary = run_once(cfg, spark)
     assert summary.batches == -(-len(shuffled) // 6)
-    _check(spark, tmp_path, _deleted_before_an_older_change(shuffled, 6))
+    _check(spark, tmp_path)  # deletes read before older changes to their keys (issue 14) stay deleted
 
 
 def test_late_older_update_does_not_overwrite_newer(spark, bootstrap, make_topic, produce, tmp_path):

@@ -46,6 +46,7 @@ def write(tmp_path: Path, text: str) -> Path:
     (GOOD.replace('table_name = "t"', 'table_name = "t\\n"'), ["'sink.table_name' = 't\\n' does not match"]),
     (GOOD.replace('format = "debezium-json"', 'format = "csv"\ncsv_field_delimiter = \'"\''),  # the quote character
      ["'source.csv_field_delimiter' = '\"' does not match"]),
+    (GOOD + 'deletes = "hrad"\n', ["'sink.deletes' is 'hrad', expected one of hard, soft (did you mean 'hard'?)"]),
 ])
 def test_mistakes_name_the_file_the_key_and_a_close_match(tmp_path, text, words):
     path = write(tmp_path, text)
@@ -86,4 +87,5 @@ def test_defaults_fill_what_the_file_leaves_out(tmp_path):
     cfg = load_config(write(tmp_path, GOOD))
     assert cfg.sink.table_type == "MERGE_ON_READ" and cfg.run.on_bad_record == "dead-letter"
     assert cfg.run.checkpoint_dir == "/tmp/x_cdcsync_checkpoint" and cfg.run.trigger_interval == "10s"
+    assert cfg.sink.deletes == "hard"
     assert cfg.source.metadata_columns == ["topic", "partition", "offset", "timestamp"]

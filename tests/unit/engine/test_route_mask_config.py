@@ -44,6 +44,15 @@ options = { "hoodie.x.y" = 1 }
     assert c.sink.unrouted == "skip" and c.masks == []
 
 
+def test_a_route_inherits_sink_deletes_unless_it_sets_its_own(tmp_path):
+    from cdcsync.engine.routing import route_config
+
+    c = load_config(cfg(tmp_path, 'deletes = "soft"\n[[route]]\nsource_table = "a\\\\..*"\nsink_table = "a_<>"\n'
+                                  '[[route]]\nsource_table = "b\\\\..*"\nsink_table = "b_<>"\ndeletes = "hard"\n'))
+    assert [route_config(c, i, f"{n}_x").sink.deletes for i, n in enumerate("ab")] == ["soft", "hard"]
+    assert route_config(c, -1, "t").sink.deletes == "soft"  # the default route is [sink]'s table
+
+
 @pytest.mark.parametrize("extra, needle", [
     ('[[route]]\nsource_tabel = "a"\nsink_table = "x"\n', "did you mean 'route[0].source_table'"),
     ('[[route]]\nsource_table = "a"\nsink_table = "x-y"\n', "route[0].sink_table"),
@@ -104,13 +113,15 @@ key_env = "T_VALIDATE_KEY"
 """)
     run = lambda *a: cdcsync("validate", p, *a, timeout=60, env={"T_VALIDATE_KEY": key})  # noqa: E731
     out = json.loads(run("--json").stdout)
-    assert out["valid"] and out["unrouted"] == "skip"
+    assert out["valid"] and out["unrouted"] == "skip" and out["deletes"] == "hard"
+    assert [r["deletes"] for r in out["routes"]] == ["hard", "hard"]
     assert [(r["sink_table"], r["table_type"], r["primary_key"], r["path"]) for r in out["routes"]] == [
         ("ods_order", "MERGE_ON_READ", ["id"], "/tmp/x/ods_order"), ("ods_<>", "COPY_ON_WRITE", None, "/tmp/x/ods_<>")]
     assert out["masks"] == [{"column": "email", "method": "encrypt", "tables": ".*"}]
     plain = run()
     assert plain.returncode == 0
     assert "2 route(s); other tables: skipped (counted)" in plain.stdout
-    assert "ods_<> (COPY_ON_WRITE, key from the messages) at /tmp/x/ods_<>, '<>' being each source" in plain.stdout
+    assert "ods_<> (COPY_ON_WRITE, key from the messages, hard deletes) at /tmp/x/ods_<>, '<>' being each source" \
+        in plain.stdout
     assert "mask email: encrypt" in plain.stdout
     assert key not in plain.stdout + plain.stderr + json.dumps(out)
