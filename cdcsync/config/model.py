@@ -46,7 +46,7 @@ def routed_path(sink_path: str, name: str) -> str:
 
 @dataclass(frozen=True)
 class RouteConfig:
-    source_table: str  # regular expression, matched in full against "database.table"
+    source_table: str  # regular expression, matched in full against "database[.schema].table"
     sink_table: str  # table name; "<>" stands for the source table's name
     primary_key: list[str] | None = None
     partition_by: list[str] = field(default_factory=list)

@@ -17,6 +17,7 @@ from cdcsync.engine import classify, deletes, ledger, masking
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
 from cdcsync.errors import SchemaError
+from cdcsync.formats import vocabulary
 from cdcsync.formats.spark import position
 from cdcsync.formats.spark.envelope import decode_envelope
 from cdcsync.kafka.header_filter import parse as parse_header_filter
@@ -46,14 +47,14 @@ def decode(pipe, batch: BatchInput) -> DataFrame:
     env = decode_envelope(raw, cfg.source.format, cfg.source.csv_columns, cfg.source.csv_field_delimiter)
     if cfg.source.max_message_bytes:
         too_big = F.octet_length("_raw_value") > cfg.source.max_message_bytes
-        env = (env.withColumn("_bad", F.when(too_big, "oversized").otherwise(F.col("_bad")))
+        env = (env.withColumn("_bad", F.when(too_big, vocabulary.OVERSIZED).otherwise(F.col("_bad")))
                .withColumn("_bad_detail", F.when(too_big, F.format_string(
                    f"value is %d bytes, more than source.max_message_bytes = {cfg.source.max_message_bytes}",
                    F.octet_length("_raw_value"))).otherwise(F.col("_bad_detail")))
                .withColumn("_op", F.when(too_big, None).otherwise(F.col("_op"))))
     if cfg.source.header_filter:  # a record for other consumers is skipped (counted), never dead-lettered
         keep = parse_header_filter(cfg.source.header_filter).spark_condition(F.col("_kafka_headers"))
-        env = (env.withColumn("_skip", F.when(~keep, "filtered").otherwise(F.col("_skip")))
+        env = (env.withColumn("_skip", F.when(~keep, vocabulary.FILTERED).otherwise(F.col("_skip")))
                .withColumn("_bad", F.when(~keep, None).otherwise(F.col("_bad")))
                .withColumn("_op", F.when(~keep, "s").otherwise(F.col("_op"))))
     return env

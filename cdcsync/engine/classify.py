@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 
 from cdcsync.engine.model import TableState
 from cdcsync.errors import ConfigError
+from cdcsync.formats import vocabulary
 from cdcsync.schema.spark.columns import NAME, Col
 
 
@@ -57,7 +58,7 @@ def unnamable_columns_are_bad(cols: list[Col], env: DataFrame, existing: list[st
     detail = (f"column name(s) {', '.join(map(repr, bad))} cannot be stored in a Hudi table (letters, digits and _ "
               "only, not starting with a digit, and not another column's name in other letter case): rename the "
               "column upstream, or replay after a fix")
-    env = env.withColumns({"_bad": F.when(hit, "bad_column_name").otherwise(F.col("_bad")),  # one projection:
+    env = env.withColumns({"_bad": F.when(hit, vocabulary.BAD_COLUMN_NAME).otherwise(F.col("_bad")),  # one projection:
                            "_bad_detail": F.when(hit, F.lit(detail)).otherwise(F.col("_bad_detail")),  # `hit`
                            "_op": F.when(hit, None).otherwise(F.col("_op"))})  # reads the columns as they were
     return [c for c in cols if c.name not in bad], env
@@ -68,15 +69,15 @@ def classified(df: DataFrame, pk: list[str], schema_err: Column) -> DataFrame:
     key_cols = [F.col(f"_t.`{k}`") for k in pk]
     reason = (F.when(F.col("_op") == "s", F.lit(None))
               .when(F.col("_bad").isNotNull(), F.col("_bad"))
-              .when(schema_err.isNotNull(), "schema_validation")
-              .when(F.size("_cast_bad") > 0, "bad_value")
-              .when(_any_null(key_cols) if pk else F.lit(False), "missing_key"))
+              .when(schema_err.isNotNull(), vocabulary.SCHEMA_VALIDATION)
+              .when(F.size("_cast_bad") > 0, vocabulary.BAD_VALUE)
+              .when(_any_null(key_cols) if pk else F.lit(False), vocabulary.MISSING_KEY))
     detail = (F.when(F.col("_bad").isNotNull(), F.col("_bad_detail"))
               .when(schema_err.isNotNull(), schema_err)
               .when(F.size("_cast_bad") > 0, F.concat(F.lit("cannot convert column(s) "),
                                                        F.array_join("_cast_bad", ", "),
                                                        F.lit(" to the table's type")))
-              .when(reason == "missing_key", F.lit(f"primary key ({', '.join(pk)}) is missing or null")))
+              .when(reason == vocabulary.MISSING_KEY, F.lit(f"primary key ({', '.join(pk)}) is missing or null")))
     klass = (F.when(F.col("_op") == "s", "skipped").when(reason.isNotNull(), "bad")
              .when(F.col("_op") == "d", "deleted").otherwise("upserted"))
     return df.select("*", klass.alias("_class"), reason.alias("_reason"), detail.alias("_reason_detail"))

@@ -1,5 +1,6 @@
-"""[[route]]: whole-database sync. One Kafka read per batch, split in Spark SQL by the envelope's "db.table"
-into one Hudi table per route (or per source table with a "<>" template), each with its own commit.
+"""[[route]]: whole-database sync. One Kafka read per batch, split in Spark SQL by the envelope's "db.table" (or
+"db.schema.table") into one Hudi table per route (or per source table with a "<>" template), each with its own
+commit.
 
 Progress: every table's commit carries the batch's offsets, and [run] checkpoint_dir holds one run-level record
 {batch_id, start, end, state}. It says "writing" before the first table of a batch is written and "done" after
@@ -21,6 +22,7 @@ from cdcsync.engine.batch import Route, sync_table
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import BatchInput, BatchResult
 from cdcsync.errors import ConfigError
+from cdcsync.formats import vocabulary
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.schema.spark.columns import NAME
 from cdcsync.schema.spark.evolution import ColumnChange
@@ -124,7 +126,7 @@ def sync_routed(pipe, batch: BatchInput, env: DataFrame) -> BatchResult:
     rest = env.where(F.col("_target").isNull()).select(
         "*", F.when(unknown, "bad").otherwise("skipped").alias("_class"),
         F.when(unknown, F.col("_bad")).alias("_reason"),
-        F.when(unknown, F.col("_bad_detail")).otherwise(F.lit("unrouted")).alias("_reason_detail"))
+        F.when(unknown, F.col("_bad_detail")).otherwise(F.lit(vocabulary.UNROUTED)).alias("_reason_detail"))
     rest_ledger = ledger.count(rest)
     parts, changes, samples, tables = [ledger.count(idle), rest_ledger], [], [], {}
     bad_rest = sum(c["bad"] for c in rest_ledger.values())

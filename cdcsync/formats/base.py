@@ -1,7 +1,7 @@
 """The one interface every message format implements: bytes in, a list of `Change`s out, `BadRecord` on bad input.
 
 Parsing here is pure Python (no JVM): infer-schema and the tests use it; the Spark path parses the same envelopes
-with Spark expressions and must agree with these decoders on the fixtures.
+with Spark expressions from the same vocabulary (vocabulary.py), and the parity test holds the two to one verdict.
 """
 
 from __future__ import annotations
@@ -10,10 +10,18 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from cdcsync.formats.vocabulary import (
+    BAD_VALUE,
+    INVALID_JSON,
+    INVALID_UTF8,
+    MISSING_FIELD,
+    NOT_AN_OBJECT,
+    OVERSIZED,
+    SKIP,
+)
+
 if TYPE_CHECKING:
     from cdcsync.schema.types import ColumnType
-
-UPSERT, DELETE, SKIP = "upsert", "delete", "skip"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,13 +41,13 @@ class Coord:
 
 @dataclass(slots=True)
 class Change:
-    op: str  # "upsert" | "delete" | "skip"
+    op: str  # vocabulary.UPSERT | DELETE | SKIP
     table: str | None  # "database.table" (or "database.schema.table") when the envelope carries it
     row: dict | None  # after-image (upsert) or before-image/key (delete); values JSON-typed unless typed=True
     key_columns: list[str] | None  # primary key when the format carries it
     declared: dict[str, ColumnType] | None  # types the envelope states (Debezium schema) or hints (Canal mysqlType)
     ts_ms: int | None  # source event time in ms
-    skip_reason: str | None = None  # "tombstone" | "ddl" | "transaction" | "heartbeat" | "bootstrap" | "truncate"
+    skip_reason: str | None = None  # one of vocabulary.SKIP_REASONS
     declared_source: str | None = None  # "envelope" (authoritative) | "hint" (strong hint, data may overrule)
     not_null: frozenset[str] = field(default_factory=frozenset)  # columns the envelope declares NOT NULL
     text_values: bool = False  # values are text renderings (Canal, CSV): numbers/booleans are parsed from strings
@@ -67,34 +75,58 @@ def skip(reason: str, table: str | None = None, ts_ms: int | None = None) -> lis
 def load_json(value: bytes, max_bytes: int | None = None) -> Any:
     """bytes → JSON value, mapping every failure to a BadRecord reason code."""
     if max_bytes is not None and len(value) > max_bytes:
-        raise BadRecord("oversized", f"{len(value)} bytes is more than the limit of {max_bytes}")
+        raise BadRecord(OVERSIZED, f"{len(value)} bytes is more than the limit of {max_bytes}")
     try:
         text = value.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise BadRecord("invalid_utf8", f"not UTF-8 at byte {e.start}") from None
+        raise BadRecord(INVALID_UTF8, f"not UTF-8 at byte {e.start}") from None
     try:
-        return json.loads(text)
+        doc, end = _JSON.raw_decode(text, len(text) - len(text.lstrip(" \t\n\r")))
     except RecursionError:  # a pathologically nested document must not crash the consumer
-        raise BadRecord("invalid_json", "nested too deeply") from None
+        raise BadRecord(INVALID_JSON, "nested too deeply") from None
     except ValueError as e:  # JSONDecodeError, and int literals over Python's digit limit
-        raise BadRecord("invalid_json", str(e)[:200]) from None
+        raise BadRecord(INVALID_JSON, str(e)[:200]) from None
+    rest = text[end:].rstrip(" \t\n\r\x0b\x0c")
+    # as run's Jackson reads it (and Flink's): text after an object is an error unless it too ends in "}"
+    if rest and not (isinstance(doc, dict) and rest.endswith("}")):
+        raise BadRecord(INVALID_JSON, f"text after the JSON value at character {end}")
+    return doc
+
+
+_JSON = json.JSONDecoder()
 
 
 def load_object(value: bytes, max_bytes: int | None = None) -> dict:
     doc = load_json(value, max_bytes)
     if not isinstance(doc, dict):
-        raise BadRecord("not_an_object", f"expected a JSON object, got {_json_kind(doc)}")
+        raise BadRecord(NOT_AN_OBJECT, f"expected a JSON object, got {_json_kind(doc)}")
     return doc
 
 
 def require(doc: dict, name: str, kinds: type | tuple[type, ...], where: str = "") -> Any:
-    """doc[name], checked for presence and JSON kind."""
-    if name not in doc:
-        raise BadRecord("missing_field", f"no '{where}{name}' field")
-    v = doc[name]
+    """doc[name], checked for presence (null counts as missing) and JSON kind."""
+    v = doc.get(name)
+    if v is None:
+        raise BadRecord(MISSING_FIELD, f"no '{where}{name}' field")
     if not isinstance(v, kinds) or (isinstance(v, bool) and bool not in _as_tuple(kinds)):
-        raise BadRecord("bad_value", f"'{where}{name}' is {_json_kind(v)}")
+        raise BadRecord(BAD_VALUE, f"'{where}{name}' is {_json_kind(v)}")
     return v
+
+
+def table_name(parts: list) -> str | None:
+    """The source table's name from the envelope's name parts (vocabulary.Envelope.table): the non-empty ones
+    joined with "."; None without the last, the table itself. A number or boolean reads as its JSON text; an
+    object, an array, or text starting with "{" or "[" (run cannot tell those apart) is no name."""
+    texts = [json.dumps(p) if isinstance(p, int | float) else p for p in parts]
+    texts = [t if isinstance(t, str) and t and t[0] not in "{[" else None for t in texts]
+    return ".".join(t for t in texts if t) if texts[-1] else None
+
+
+def at(doc: dict, path: str) -> Any:
+    """doc's value at a dotted vocabulary path; None when any step is missing or not an object."""
+    for step in path.split("."):
+        doc = doc.get(step) if isinstance(doc, dict) else None
+    return doc
 
 
 def optional_int(doc: dict, name: str) -> int | None:

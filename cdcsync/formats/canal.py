@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from cdcsync.formats.base import DELETE, UPSERT, BadRecord, Change, load_object, optional_int, require, skip
+import json
+
+from cdcsync.formats import vocabulary as v
+from cdcsync.formats.base import BadRecord, Change, at, load_object, optional_int, require, skip, table_name
 from cdcsync.formats.mysql_types import decode_text, mysql_type
 
-_OPS = {"INSERT": UPSERT, "UPDATE": UPSERT, "DELETE": DELETE}
+V = v.CANAL
 
 
 class CanalDecoder:
-    name = "canal-json"
+    name = V.format
 
     def __init__(self, typed: bool = False, max_bytes: int | None = None):
         self.typed = typed  # convert text values by mysqlType (int, Decimal, date …)
@@ -17,36 +20,35 @@ class CanalDecoder:
 
     def parse(self, value: bytes | None, key: bytes | None = None) -> list[Change]:
         if value is None:
-            return skip("tombstone")
+            return skip(v.TOMBSTONE)
         doc = load_object(value, self.max_bytes)
-        table = _table_name(doc)
+        table = table_name([at(doc, p) for p in V.table])
         ts_ms = optional_int(doc, "es") or optional_int(doc, "ts")  # es: binlog event time; ts: Canal's own clock
-        kind = require(doc, "type", str)
-        if doc.get("isDdl") is True or kind not in _OPS:
-            return skip("ddl", table, ts_ms)  # CREATE/ALTER/ERASE/QUERY …: no rows
-        rows = require(doc, "data", list)
-        pk = doc.get("pkNames")
+        if doc.get(V.op_field) is None:
+            raise BadRecord(v.MISSING_FIELD, f"Canal message has no '{V.op_field}' field")
+        kind = doc[V.op_field]
+        if isinstance(kind, str) and kind in V.skip:
+            return skip(V.skip[kind], table, ts_ms)
+        if doc.get(v.CANAL_DDL_FLAG) is True:
+            return skip(v.DDL, table, ts_ms)
+        if not isinstance(kind, str) or not (kind in V.upsert or kind in V.delete):
+            raise BadRecord(v.BAD_OP, f"unknown Canal type {kind!r}")
+        rows = require(doc, V.row, list)
+        if not rows:
+            raise BadRecord(v.MISSING_FIELD, "Canal row change with an empty 'data'")
+        pk = doc.get(V.key)
         key_columns = ([c for c in pk if isinstance(c, str)] or None) if isinstance(pk, list) else None
         declared = _declared(doc.get("mysqlType"))
+        op = v.DELETE if kind in V.delete else v.UPSERT
         out = []
         for i, row in enumerate(rows):
             if not isinstance(row, dict):
-                raise BadRecord("bad_value", f"data[{i}] is not an object")
-            for col, v in row.items():
-                if v is not None and not isinstance(v, str):  # Canal renders every value as text
-                    raise BadRecord("bad_value", f"data[{i}].{col} is not a string")
+                raise BadRecord(v.BAD_VALUE, f"data[{i}] is not an object")
             if self.typed and declared:
                 row = _typed(row, declared, i)
-            out.append(Change(_OPS[kind], table, row, key_columns, declared, ts_ms,
+            out.append(Change(op, table, row, key_columns, declared, ts_ms,
                               declared_source="hint" if declared else None, text_values=not self.typed))
         return out
-
-
-def _table_name(doc: dict) -> str | None:
-    db, table = doc.get("database"), doc.get("table")
-    if isinstance(table, str) and table:
-        return f"{db}.{table}" if isinstance(db, str) and db else table
-    return None
 
 
 def _declared(mysql: object):
@@ -57,9 +59,10 @@ def _declared(mysql: object):
 
 def _typed(row: dict, declared: dict, i: int) -> dict:
     out = {}
-    for col, v in row.items():
-        try:
-            out[col] = decode_text(declared[col], v) if col in declared else v
+    for col, x in row.items():
+        try:  # Canal renders values as text; a JSON number or boolean is read from its text the same way
+            text = x if isinstance(x, str) or x is None else json.dumps(x)
+            out[col] = decode_text(declared[col], text) if col in declared else x
         except ValueError as e:
-            raise BadRecord("bad_value", f"data[{i}].{col}: {e}") from None
+            raise BadRecord(v.BAD_VALUE, f"data[{i}].{col}: {e}") from None
     return out

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from cdcsync.formats.base import DELETE, UPSERT, BadRecord, Change, load_json, load_object, optional_int, skip
+from cdcsync.formats import vocabulary as v
+from cdcsync.formats.base import BadRecord, Change, at, load_json, load_object, optional_int, skip, table_name
 from cdcsync.formats.debezium_types import decode_value, row_types
 
-_UPSERT_OPS = {"c": "create", "r": "read (snapshot)", "u": "update"}
+V = v.DEBEZIUM
 
 
 class DebeziumDecoder:
-    name = "debezium-json"
+    name = V.format
 
     def __init__(self, typed: bool = False, max_bytes: int | None = None):
         self.typed = typed  # decode logical types (Decimal, dates …) into Python values
@@ -17,69 +18,67 @@ class DebeziumDecoder:
 
     def parse(self, value: bytes | None, key: bytes | None = None) -> list[Change]:
         if value is None:
-            return skip("tombstone")  # log compaction's delete marker, emitted after every delete
+            return skip(v.TOMBSTONE)  # log compaction's delete marker, emitted after every delete
         doc = load_object(value, self.max_bytes)
         schema = None
-        if "payload" in doc and "schema" in doc:
-            schema, doc = doc["schema"], doc["payload"]
-            if doc is None:
-                return skip("tombstone")
-            if not isinstance(doc, dict):
-                raise BadRecord("not_an_object", "'payload' is not an object")
+        if doc.get(V.op_field) is None and "payload" in doc:  # JsonConverter's schemas.enable form
+            if doc["payload"] is None and "schema" in doc:
+                return skip(v.TOMBSTONE)
+            if doc["payload"] is not None:
+                schema, doc = doc.get("schema"), doc["payload"]
+                if not isinstance(doc, dict):
+                    raise BadRecord(v.NOT_AN_OBJECT, "'payload' is not an object")
         return self._envelope(doc, schema if isinstance(schema, dict) else None, key)
 
     def _envelope(self, doc: dict, schema: dict | None, key: bytes | None) -> list[Change]:
-        source = doc.get("source") if isinstance(doc.get("source"), dict) else {}
-        table = _table_name(source)
+        table = table_name([at(doc, p) for p in V.table])
         # snapshot rows carry source.ts_ms = 0 (unknown): fall back to the connector's processing time
-        ts_ms = optional_int(source, "ts_ms") or optional_int(doc, "ts_ms")
-        op = doc.get("op")
+        source = doc.get("source")
+        ts_ms = optional_int(source if isinstance(source, dict) else {}, "ts_ms") or optional_int(doc, "ts_ms")
+        op = doc.get(V.op_field)
         if op is None:
             return _non_row_event(doc, table, ts_ms)
-        if not isinstance(op, str):
-            raise BadRecord("bad_value", "'op' is not a string")
-        if op == "t":
-            return skip("truncate", table, ts_ms)
-        if op == "m":
-            return skip("message", table, ts_ms)
-        before, after = doc.get("before"), doc.get("after")
-        for name, image in (("before", before), ("after", after)):
+        if not isinstance(op, str) or not (op in V.upsert or op in V.delete or op in V.skip):
+            raise BadRecord(v.BAD_OP, f"unknown Debezium op {op!r}")
+        if op in V.skip:
+            return skip(V.skip[op], table, ts_ms)  # truncate: the table is not truncated (README, Formats)
+        before, after = doc.get(V.old_row), doc.get(V.row)
+        for name, image in ((V.old_row, before), (V.row, after)):
             if image is not None and not isinstance(image, dict):
-                raise BadRecord("bad_value", f"'{name}' is not an object")
-        types, not_null = self._declared(schema, "after" if op in _UPSERT_OPS else "before")
-        if op in _UPSERT_OPS:
+                raise BadRecord(v.BAD_VALUE, f"'{name}' is not an object")
+        upsert = op in V.upsert
+        types, not_null = self._declared(schema, V.row if upsert else V.old_row)
+        if upsert:
             if after is None:
-                raise BadRecord("missing_field", f"op '{op}' ({_UPSERT_OPS[op]}) without an 'after' image")
-            row, op_kind = after, UPSERT
-        elif op == "d":
+                raise BadRecord(v.MISSING_FIELD, f"op '{op}' without an '{V.row}' image")
+            row, op_kind = after, v.UPSERT
+        else:
             row = before if before is not None else _key_row(key)
             if row is None:
-                raise BadRecord("missing_field", "delete without a 'before' image or a Kafka key")
-            op_kind = DELETE
-        else:
-            raise BadRecord("bad_value", f"unknown op {op!r}")
+                raise BadRecord(v.MISSING_KEY, "delete with neither a 'before' image nor a Kafka key")
+            op_kind = v.DELETE
         key_columns = _key_columns(key)
         if self.typed and types is not None:
-            row = self._typed(row, schema, "after" if op_kind == UPSERT else "before")
+            row = self._typed(row, schema, V.row if op_kind == v.UPSERT else V.old_row)
         return [Change(op_kind, table, row, key_columns, types, ts_ms,
                        declared_source="envelope" if types is not None else None, not_null=not_null)]
 
     def _declared(self, schema: dict | None, image: str):
-        struct = _image_schema(schema, image) or _image_schema(schema, "before" if image == "after" else "after")
+        struct = _image_schema(schema, image) or _image_schema(schema, V.old_row if image == V.row else V.row)
         if struct is None:
             return None, frozenset()
         try:
             return row_types(struct)
-        except (ValueError, TypeError, AttributeError) as e:  # a schema we cannot read is the record's fault
-            raise BadRecord("bad_value", f"unreadable 'schema': {e}") from None
+        except (ValueError, TypeError, AttributeError):  # an unusable schema is ignored: the images decide (README)
+            return None, frozenset()
 
     def _typed(self, row: dict, schema: dict, image: str) -> dict:
         struct = _image_schema(schema, image) or {}
         fields = {f.get("field"): f for f in struct.get("fields") or [] if isinstance(f, dict)}
         try:
-            return {k: decode_value(fields[k], v) if k in fields else v for k, v in row.items()}
+            return {k: decode_value(fields[k], x) if k in fields else x for k, x in row.items()}
         except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError) as e:
-            raise BadRecord("bad_value", f"a value does not match its declared type: {e}") from None
+            raise BadRecord(v.BAD_VALUE, f"a value does not match its declared type: {e}") from None
 
 
 def _image_schema(schema: dict | None, image: str) -> dict | None:
@@ -91,31 +90,24 @@ def _image_schema(schema: dict | None, image: str) -> dict | None:
     return None
 
 
-def _table_name(source: dict) -> str | None:
-    parts = [source.get(k) for k in ("db", "schema", "table")]  # Postgres/SQL Server add a schema level
-    parts = [p for p in parts if isinstance(p, str) and p]
-    return ".".join(parts) if source.get("table") else None
-
-
 def _non_row_event(doc: dict, table: str | None, ts_ms: int | None) -> list[Change]:
-    """Events on CDC topics that carry no row: transaction markers, schema changes, heartbeats."""
-    if "status" in doc and doc.get("status") in ("BEGIN", "END"):
-        return skip("transaction", table, ts_ms)
-    if "ddl" in doc or "tableChanges" in doc or "historyRecord" in doc:
-        return skip("ddl", table, ts_ms)
-    if set(doc) <= {"ts_ms"}:
-        return skip("heartbeat", table, ts_ms)
-    raise BadRecord("missing_field", "no 'op' field: not a Debezium change event")
+    """Events on CDC topics that carry no row: transaction metadata, schema changes, heartbeats."""
+    if doc.get("status") in v.DBZ_TRANSACTION_STATUS:
+        return skip(v.TRANSACTION, table, ts_ms)
+    if any(f in doc for f in v.DBZ_SCHEMA_CHANGE_FIELDS):
+        return skip(v.DDL, table, ts_ms)
+    if sorted(doc) == sorted(v.DBZ_HEARTBEAT_FIELDS):
+        return skip(v.HEARTBEAT, table, ts_ms)
+    raise BadRecord(v.MISSING_FIELD, "no 'op' field: not a Debezium change event")
 
 
 def _key_row(key: bytes | None) -> dict | None:
-    if key is None:
-        return None
+    """The Kafka key's fields (its `payload` when it has one): a delete's row when it has no 'before' image."""
     try:
-        doc = load_json(key)
-    except BadRecord as e:
-        raise BadRecord(e.reason_code, f"Kafka key: {e.message}") from None
-    if isinstance(doc, dict) and "payload" in doc and "schema" in doc:
+        doc = load_json(key) if key is not None else None
+    except BadRecord:
+        return None
+    if isinstance(doc, dict) and doc.get("payload") is not None:
         doc = doc["payload"]
     return doc if isinstance(doc, dict) and doc else None
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import csv
 import io
 
-from cdcsync.formats.base import UPSERT, BadRecord, Change, skip
+from cdcsync.formats.base import BadRecord, Change, skip
+from cdcsync.formats.vocabulary import BAD_FIELD_COUNT, INVALID_CSV, INVALID_UTF8, OVERSIZED, TOMBSTONE, UPSERT
 
 
 class CsvDecoder:
@@ -25,25 +26,25 @@ class CsvDecoder:
 
     def parse(self, value: bytes | None, key: bytes | None = None) -> list[Change]:
         if value is None:
-            return skip("tombstone")
+            return skip(TOMBSTONE)
         if self.max_bytes is not None and len(value) > self.max_bytes:
-            raise BadRecord("oversized", f"{len(value)} bytes is more than the limit of {self.max_bytes}")
+            raise BadRecord(OVERSIZED, f"{len(value)} bytes is more than the limit of {self.max_bytes}")
         try:
             text = value.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise BadRecord("invalid_utf8", f"not UTF-8 at byte {e.start}") from None
+            raise BadRecord(INVALID_UTF8, f"not UTF-8 at byte {e.start}") from None
         text = text.rstrip("\r\n")
         try:
             records = list(csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter, strict=True))
         except csv.Error as e:
-            raise BadRecord("invalid_csv", f"not a CSV record: {e}") from None
+            raise BadRecord(INVALID_CSV, f"not a CSV record: {e}") from None
         if len(records) != 1:  # a line break outside quotes
-            raise BadRecord("invalid_csv", f"expected one CSV record, got {len(records)}")
+            raise BadRecord(INVALID_CSV, f"expected one CSV record, got {len(records)}")
         fields = records[0]
         if self.columns is None:
             self.columns = [f"_c{i}" for i in range(len(fields))]
         if len(fields) != len(self.columns):
             names = ", ".join(self.columns)
-            raise BadRecord("bad_field_count", f"{len(fields)} fields, expected {len(self.columns)} ({names})")
+            raise BadRecord(BAD_FIELD_COUNT, f"{len(fields)} fields, expected {len(self.columns)} ({names})")
         row = {c: (f if f != "" else None) for c, f in zip(self.columns, fields, strict=True)}
         return [Change(UPSERT, None, row, None, None, None, text_values=True)]

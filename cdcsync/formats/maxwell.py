@@ -2,43 +2,38 @@
 
 from __future__ import annotations
 
-from cdcsync.formats.base import DELETE, UPSERT, BadRecord, Change, load_object, require, skip
+from cdcsync.formats import vocabulary as v
+from cdcsync.formats.base import BadRecord, Change, at, load_object, require, skip, table_name
 
-_OPS = {"insert": UPSERT, "update": UPSERT, "delete": DELETE, "bootstrap-insert": UPSERT}
-_BOOTSTRAP_MARKERS = {"bootstrap-start", "bootstrap-complete"}
+V = v.MAXWELL
 
 
 class MaxwellDecoder:
-    name = "maxwell-json"
+    name = V.format
 
     def __init__(self, typed: bool = False, max_bytes: int | None = None):
         self.max_bytes = max_bytes  # Maxwell values are already JSON-typed: `typed` changes nothing
 
     def parse(self, value: bytes | None, key: bytes | None = None) -> list[Change]:
         if value is None:
-            return skip("tombstone")
+            return skip(v.TOMBSTONE)
         doc = load_object(value, self.max_bytes)
-        table = _table_name(doc)
+        table = table_name([at(doc, p) for p in V.table])
         ts_ms = _ts_ms(doc.get("ts"))
-        kind = require(doc, "type", str)
-        if kind in _BOOTSTRAP_MARKERS:
-            return skip("bootstrap", table, ts_ms)
-        if kind.startswith(("table-", "database-")) or kind == "ddl" or "sql" in doc:
-            return skip("ddl", table, ts_ms)
+        if doc.get(V.op_field) is None:
+            raise BadRecord(v.MISSING_FIELD, f"Maxwell message has no '{V.op_field}' field")
+        kind = doc[V.op_field]
+        if not isinstance(kind, str):
+            raise BadRecord(v.BAD_OP, f"unknown Maxwell type {kind!r}")
+        if V.skip_reason(kind):
+            return skip(V.skip_reason(kind), table, ts_ms)
         # `xid`/`xoffset`/`commit` mark transaction boundaries inside row messages: the row itself still counts.
-        if kind not in _OPS:
-            raise BadRecord("bad_value", f"unknown type {kind!r}")
-        row = require(doc, "data", dict)
-        pk = doc.get("primary_key_columns")
+        if kind not in V.upsert and kind not in V.delete:
+            raise BadRecord(v.BAD_OP, f"unknown Maxwell type {kind!r}")
+        row = require(doc, V.row, dict)
+        pk = doc.get(V.key)
         key_columns = ([c for c in pk if isinstance(c, str)] or None) if isinstance(pk, list) else None
-        return [Change(_OPS[kind], table, row, key_columns, None, ts_ms)]
-
-
-def _table_name(doc: dict) -> str | None:
-    db, table = doc.get("database"), doc.get("table")
-    if not isinstance(table, str) or not table:
-        return None
-    return f"{db}.{table}" if isinstance(db, str) and db else table
+        return [Change(v.DELETE if kind in V.delete else v.UPSERT, table, row, key_columns, None, ts_ms)]
 
 
 def _ts_ms(ts) -> int | None:

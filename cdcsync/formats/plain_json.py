@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from cdcsync.formats.base import UPSERT, Change, load_object, skip
+from cdcsync.formats.base import Change, load_object, skip
+from cdcsync.formats.vocabulary import TOMBSTONE, UPSERT
 
 
 class JsonDecoder:
@@ -13,5 +14,5 @@ class JsonDecoder:
 
     def parse(self, value: bytes | None, key: bytes | None = None) -> list[Change]:
         if value is None:
-            return skip("tombstone")
+            return skip(TOMBSTONE)
         return [Change(UPSERT, None, load_object(value, self.max_bytes), None, None, None)]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cdcsync.formats.base import DELETE, UPSERT, Change
+from cdcsync.formats.base import Change
+from cdcsync.formats.vocabulary import DELETE, UPSERT
 
 
 def final_state(changes: Iterable[Change], key_columns: list[str] | None = None,

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections import Counter
 
 from cdcsync.errors import SchemaError
-from cdcsync.formats.base import SKIP, UPSERT, Change, Coord
+from cdcsync.formats.base import Change, Coord
+from cdcsync.formats.vocabulary import SKIP, UPSERT
 from cdcsync.schema.model import DATA, DECLARED, ENVELOPE, HINT, ColumnSchema, TableSchema
 from cdcsync.schema.options import InferOptions
 from cdcsync.schema.types import STRING, ColumnType, Kind, holds, widen

@@ -3,7 +3,7 @@
 Output columns (every format):
   _kafka_topic, _kafka_partition, _kafka_offset, _kafka_timestamp, _kafka_timestamp_type, _kafka_key,
   _kafka_headers, _value (text), _pos (row index inside a multi-row message), _op ('u' upsert, 'd' delete,
-  's' skip, NULL bad), _skip (why skipped), _bad (reason code), _bad_detail, _table ('db.table' or NULL),
+  's' skip, NULL bad), _skip (why skipped), _bad (reason code), _bad_detail, _table ('db[.schema].table'/NULL),
   _row (the row image as JSON text), _key_row (JSON text of the key when the row image is missing),
   _ts_ms (event source time), _schema (Debezium schema envelope text, NULL otherwise), _types (Canal mysqlType
   map as JSON), _pk (key columns the envelope names, as an array), _position (the change's place in the source's
@@ -15,9 +15,10 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync.formats import vocabulary as v
 from cdcsync.formats.spark import position
 
-_SOURCE = ("STRUCT<db: STRING, table: STRING, ts_ms: BIGINT, "
+_SOURCE = ("STRUCT<db: STRING, schema: STRING, table: STRING, ts_ms: BIGINT, "
            + ", ".join(f"{name}: STRING" for name in position.SOURCE_FIELDS) + ">")
 _DBZ_BODY = f"before STRING, after STRING, op STRING, ts_ms BIGINT, source {_SOURCE}"
 _DBZ = f"STRUCT<schema: STRING, payload: STRUCT<{_DBZ_BODY}>, {_DBZ_BODY}>"
@@ -42,18 +43,57 @@ def kafka_columns(raw: DataFrame) -> DataFrame:
     )
 
 
+_U, _D, _S = (v.SPARK_OP[k] for k in (v.UPSERT, v.DELETE, v.SKIP))
+_JSON = {"allowSingleQuotes": "false"}  # Spark's default reads {'a': 1}, which is not JSON
+
+
+def _is_object(text: Column) -> Column:
+    """Text that starts a JSON object after JSON whitespace (Jackson re-renders a nested object from its '{')."""
+    return F.when(text.startswith("{"), True).otherwise(text.rlike(r"^[ \t\n\r]*\{"))  # the regex only if needed
+
+
 def _invalid_json(text: Column) -> Column:
     """Re-parses, but only runs for records whose envelope came out empty. get_json_object alone accepts raw
-    control characters inside strings, which from_json (and JSON) refuse: such an object would decode as all NULL."""
-    is_object = F.ltrim(text).startswith("{")
-    return F.get_json_object(text, "$").isNull() | (is_object & F.from_json(text, "MAP<STRING, STRING>").isNull())
+    control characters inside strings, which from_json (and JSON) refuse: such an object would decode as all NULL.
+    Any other value must be exactly one JSON value: wrapped in [ ], an array of one element."""
+    one_value = F.json_array_length(F.concat(F.lit("["), text, F.lit("]"))) == 1
+    bad_object = F.get_json_object(text, "$").isNull() | F.from_json(text, "MAP<STRING, STRING>", _JSON).isNull()
+    return F.when(_is_object(text), bad_object).otherwise(~F.coalesce(one_value, F.lit(False)))
+
+
+def _in(op: Column, values) -> Column:
+    return op.isin(*sorted(values))
+
+
+def _skip_reason(op: Column, env: v.Envelope) -> Column:
+    """The vocabulary's skip reason for an operation value (NULL when the operation is not a skipped one)."""
+    out = F.lit(None).cast("string")
+    for value, reason in sorted(env.skip.items()):
+        out = F.when(op == value, reason).otherwise(out)
+    for prefix, reason in sorted(env.skip_prefixes.items()):
+        out = F.when(op.startswith(prefix), reason).otherwise(out)
+    return out
+
+
+def _table(parts: list[Column]) -> Column:
+    """base.table_name in Spark SQL: the non-empty name parts joined with "."; NULL without the table itself."""
+    texts = [F.when((p != "") & ~p.startswith("{") & ~p.startswith("["), p) for p in parts]
+    return F.when(texts[-1].isNotNull(), F.concat_ws(".", *texts))
+
+
+def _detail(bad: Column) -> Column:
+    """The vocabulary's detail for a bad-record reason code."""
+    out = F.lit(None).cast("string")
+    for code, text in sorted(v.BAD_REASONS.items()):
+        out = F.when(bad == code, text).otherwise(out)
+    return out
 
 
 def _trailing(text: Column) -> Column:
     """Text after the object ('{…} junk'): Spark's parser stops at the first value and would accept it.
     (Two concatenated objects still read as the first, as with Flink's and Jackson's defaults.) Trailing
     whitespace, a newline included, is JSON."""
-    return ~F.regexp_replace(text, r"\s+\z", "").endswith("}")
+    return ~text.endswith("}") & _is_object(text) & ~F.regexp_replace(text, r"\s+\z", "").endswith("}")
 
 
 def _guard_utf8(df: DataFrame) -> DataFrame:
@@ -61,8 +101,8 @@ def _guard_utf8(df: DataFrame) -> DataFrame:
     invalid = F.col("_raw_value").isNotNull() & (F.encode(F.col("_value"), "UTF-8") != F.col("_raw_value"))
     return (df.withColumn("_op", F.when(invalid, None).otherwise(F.col("_op")))
             .withColumn("_skip", F.when(invalid, None).otherwise(F.col("_skip")))
-            .withColumn("_bad_detail", F.when(invalid, "value is not valid UTF-8").otherwise(F.col("_bad_detail")))
-            .withColumn("_bad", F.when(invalid, "invalid_utf8").otherwise(F.col("_bad"))))
+            .withColumn("_bad_detail", F.when(invalid, v.BAD_REASONS[v.INVALID_UTF8]).otherwise(F.col("_bad_detail")))
+            .withColumn("_bad", F.when(invalid, v.INVALID_UTF8).otherwise(F.col("_bad"))))
 
 
 def _kafka_ts_ms(df_col_ts: Column) -> Column:
@@ -89,79 +129,117 @@ def _finish(df: DataFrame, **cols: Column) -> DataFrame:
 
 
 def debezium(df: DataFrame) -> DataFrame:
-    e = F.from_json(F.col("_value"), _DBZ)
+    V = v.DEBEZIUM
+    e = F.from_json(F.col("_value"), _DBZ, _JSON)
     df = df.withColumn("_e", e)
     p = F.col("_e.payload")
+    value = F.col("_value")
+    wrapped = F.col("_e")[V.op_field].isNull() & p.isNotNull()  # JsonConverter's schemas.enable form
 
     def field(name: str) -> Column:
-        return F.coalesce(p[name], F.col("_e")[name])
+        return F.when(wrapped, p[name]).otherwise(F.col("_e")[name])
 
-    op = field("op")
-    before, after = field("before"), field("after")
+    op = field(V.op_field)
+    no_op = op.isNull()
+    before, after = field(V.old_row), field(V.row)
     key_text = F.col("_kafka_key").cast("string")
     key_row = F.coalesce(F.get_json_object(key_text, "$.payload"), key_text)
-    tombstone = F.col("_value").isNull()
+    key_ok = F.coalesce(F.size(F.json_object_keys(key_row)) > 0, F.lit(False))
+    # the rest is parsed again only for op-less values, which are few: payload's kind, heartbeats, markers
+    payload_text = F.get_json_object(value, "$.payload")
+    top_keys = F.json_object_keys(value)
+    keys = F.json_object_keys(F.when(wrapped, payload_text).otherwise(value))
+    non_row = (F.when(_in(F.get_json_object(F.when(wrapped, payload_text).otherwise(value), "$.status"),
+                          v.DBZ_TRANSACTION_STATUS), v.TRANSACTION)
+               .when(F.arrays_overlap(keys, F.array(*map(F.lit, v.DBZ_SCHEMA_CHANGE_FIELDS))), v.DDL)
+               .when(F.array_sort(keys) == F.array(*map(F.lit, sorted(v.DBZ_HEARTBEAT_FIELDS))), v.HEARTBEAT))
+    unwrapped = no_op & p.isNull()
+    tombstone = value.isNull() | (unwrapped & payload_text.isNull() & F.array_contains(top_keys, "payload")
+                                  & F.array_contains(top_keys, "schema") & ~_trailing(value))
+    image_bad = ((before.isNotNull() & ~before.startswith("{")) | (after.isNotNull() & ~after.startswith("{")))
     bad = (F.when(tombstone, None)
-           .when(_trailing(F.col("_value")) | op.isNull() & _invalid_json(F.col("_value")), "invalid_json")
-           .when(op.isNull(), "missing_field")
-           .when(~op.isin("c", "r", "u", "d", "t", "m"), "bad_op")
-           .when(op.isin("c", "r", "u") & after.isNull(), "missing_field")
-           .when((op == "d") & before.isNull() & F.col("_kafka_key").isNull(), "missing_key"))
-    detail = (F.when(bad == "invalid_json", "value is not valid JSON (truncated, or text after the object)")
-              .when((bad == "missing_field") & op.isNull(), "Debezium envelope has no 'op' field")
-              .when(bad == "missing_field", F.concat(F.lit("op '"), op, F.lit("' without an 'after' image")))
-              .when(bad == "bad_op", F.concat(F.lit("unknown Debezium op '"), op, F.lit("'")))
-              .when(bad == "missing_key", "delete with neither a 'before' image nor a Kafka key"))
-    skip = F.when(tombstone, "tombstone").when(op.isin("t", "m"), "unsupported_op")
-    out_op = (F.when(tombstone | op.isin("t", "m"), "s").when(bad.isNotNull(), None)
-              .when(op == "d", "d").otherwise("u"))
+           .when(_trailing(value) | no_op & _invalid_json(value), v.INVALID_JSON)
+           .when(no_op & (~_is_object(value) | unwrapped & payload_text.isNotNull()), v.NOT_AN_OBJECT)
+           .when(no_op & non_row.isNull(), v.MISSING_FIELD)
+           .when(no_op, None)
+           .when(~_in(op, V.upsert | V.delete | set(V.skip)), v.BAD_OP)
+           .when(_in(op, V.skip), None)
+           .when(image_bad, v.BAD_VALUE)
+           .when(_in(op, V.upsert) & after.isNull(), v.MISSING_FIELD)
+           .when(_in(op, V.delete) & before.isNull() & ~key_ok, v.MISSING_KEY))
+    detail = (F.when((bad == v.MISSING_FIELD) & no_op, f"{V.label} envelope has no '{V.op_field}' field")
+              .when(bad == v.MISSING_FIELD, F.concat(F.lit("op '"), op, F.lit(f"' without an '{V.row}' image")))
+              .when(bad == v.BAD_OP, F.concat(F.lit(f"unknown {V.label} op '"), op, F.lit("'")))
+              .otherwise(_detail(bad)))
+    skip = (F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None).when(no_op, non_row)
+            .otherwise(_skip_reason(op, V)))
+    out_op = (F.when(skip.isNotNull(), _S).when(bad.isNotNull(), None)
+              .when(_in(op, V.delete), _D).otherwise(_U))
+    table = _table([field(head)[rest] for head, rest in (path.split(".") for path in V.table)])
     src = field("source")
-    table = F.when(src.isNotNull(), F.concat_ws(".", src["db"], src["table"]))
-    row = F.when(op == "d", before).otherwise(after)
+    row = F.when(_in(op, V.delete), before).otherwise(after)
     ts = F.coalesce(F.when(src["ts_ms"] != 0, src["ts_ms"]), field("ts_ms"))  # snapshot rows carry 0
     return _finish(df, op=out_op, skip=skip, bad=bad, bad_detail=detail, table=table, row=row,
-                   key_row=F.when(op == "d", key_row), ts_ms=ts, schema=F.col("_e.schema"),
+                   key_row=F.when(_in(op, V.delete), key_row), ts_ms=ts, schema=F.col("_e.schema"),
                    position=position.debezium(src))
 
 
 def canal(df: DataFrame) -> DataFrame:
-    e = F.from_json(F.col("_value"), _CANAL)
-    df = df.withColumn("_e", e).select("*", F.posexplode_outer("_e.data").alias("_pos", "_elem"))
-    t = F.upper(F.col("_e.type"))
-    ddl = F.coalesce(F.col("_e.isDdl"), F.lit(False)) | ~t.isin("INSERT", "UPDATE", "DELETE")
-    tombstone = F.col("_value").isNull()
+    V = v.CANAL
+    e = F.from_json(F.col("_value"), _CANAL, _JSON)
+    df = df.withColumn("_e", e)
+    value, t, data = F.col("_value"), F.col("_e")[V.op_field], F.col("_e")[V.row]
+    skip_type = _skip_reason(t, V)
+    ddl = F.coalesce(F.col("_e")[v.CANAL_DDL_FLAG], F.lit(False))
+    tombstone = value.isNull()
+    # one malformed element makes the whole message bad, as in the Python decoder: a message is applied whole
+    elem_bad = F.exists(data, lambda x: x.isNull() | ~x.startswith("{"))
     bad = (F.when(tombstone, None)
-           .when(_trailing(F.col("_value")) | t.isNull() & _invalid_json(F.col("_value")), "invalid_json")
-           .when(t.isNull(), "missing_field")
-           .when(~ddl & F.col("_elem").isNull(), "missing_field"))
-    detail = (F.when(bad == "invalid_json", "value is not valid JSON")
-              .when(t.isNull(), "Canal message has no 'type' field")
-              .when(bad == "missing_field", "Canal row change without 'data'"))
-    skip = F.when(tombstone, "tombstone").when(ddl, "ddl")
-    op = F.when(skip.isNotNull(), "s").when(bad.isNotNull(), None).when(t == "DELETE", "d").otherwise("u")
-    table = F.concat_ws(".", F.col("_e.database"), F.col("_e.table"))
+           .when(_trailing(value) | t.isNull() & _invalid_json(value), v.INVALID_JSON)
+           .when(t.isNull() & ~_is_object(value), v.NOT_AN_OBJECT)
+           .when(t.isNull(), v.MISSING_FIELD)
+           .when(skip_type.isNotNull() | ddl, None)
+           .when(~_in(t, V.upsert | V.delete), v.BAD_OP)
+           .when(data.isNull() & F.get_json_object(value, f"$.{V.row}").isNotNull(), v.BAD_VALUE)
+           .when(data.isNull() | (F.size(data) == 0), v.MISSING_FIELD)
+           .when(elem_bad, v.BAD_VALUE))
+    detail = (F.when((bad == v.MISSING_FIELD) & t.isNull(), f"{V.label} message has no '{V.op_field}' field")
+              .when(bad == v.MISSING_FIELD, f"{V.label} row change without rows in 'data'")
+              .when(bad == v.BAD_OP, F.concat(F.lit(f"unknown {V.label} type '"), t, F.lit("'")))
+              .otherwise(_detail(bad)))
+    skip = (F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None).when(skip_type.isNotNull(), skip_type)
+            .when(ddl, v.DDL))
+    op = F.when(skip.isNotNull(), _S).when(bad.isNotNull(), None).when(_in(t, V.delete), _D).otherwise(_U)
+    table = _table([F.col("_e")[name] for name in V.table])
+    # a row per element of a row change; one for a skipped or bad message, as the Python decoder counts them
+    df = df.select("*", F.posexplode_outer(F.when(op.isin(_U, _D), data)).alias("_pos", "_elem"))
     return _finish(df, op=op, skip=skip, bad=bad, bad_detail=detail, table=table, row=F.col("_elem"),
                    ts_ms=F.coalesce(F.col("_e.es"), F.col("_e.ts")), types=F.to_json(F.col("_e.mysqlType")),
-                   pk=F.col("_e.pkNames"), pos=F.coalesce(F.col("_pos"), F.lit(0)))
+                   pk=F.col("_e")[V.key], pos=F.coalesce(F.col("_pos"), F.lit(0)))
 
 
 def maxwell(df: DataFrame) -> DataFrame:
-    e = F.from_json(F.col("_value"), _MAXWELL)
+    V = v.MAXWELL
+    e = F.from_json(F.col("_value"), _MAXWELL, _JSON)
     df = df.withColumn("_e", e)
-    t = F.lower(F.col("_e.type"))
-    tombstone = F.col("_value").isNull()
-    rowchange = t.isin("insert", "update", "delete", "bootstrap-insert")
+    value, t, data = F.col("_value"), F.col("_e")[V.op_field], F.col("_e")[V.row]
+    skip_type = _skip_reason(t, V)
+    tombstone = value.isNull()
     bad = (F.when(tombstone, None)
-           .when(_trailing(F.col("_value")) | t.isNull() & _invalid_json(F.col("_value")), "invalid_json")
-           .when(t.isNull(), "missing_field")
-           .when(rowchange & F.col("_e.data").isNull(), "missing_field"))
-    detail = (F.when(bad == "invalid_json", "value is not valid JSON")
-              .when(t.isNull(), "Maxwell message has no 'type' field")
-              .when(bad == "missing_field", "Maxwell row change without 'data'"))
-    skip = F.when(tombstone, "tombstone").when(~rowchange, F.when(t.startswith("bootstrap"), "bootstrap_marker")
-                                                .otherwise("ddl"))
-    op = F.when(skip.isNotNull(), "s").when(bad.isNotNull(), None).when(t == "delete", "d").otherwise("u")
-    table = F.concat_ws(".", F.col("_e.database"), F.col("_e.table"))
+           .when(_trailing(value) | t.isNull() & _invalid_json(value), v.INVALID_JSON)
+           .when(t.isNull() & ~_is_object(value), v.NOT_AN_OBJECT)
+           .when(t.isNull(), v.MISSING_FIELD)
+           .when(skip_type.isNotNull(), None)
+           .when(~_in(t, V.upsert | V.delete), v.BAD_OP)
+           .when(data.isNull(), v.MISSING_FIELD)
+           .when(~data.startswith("{"), v.BAD_VALUE))
+    detail = (F.when((bad == v.MISSING_FIELD) & t.isNull(), f"{V.label} message has no '{V.op_field}' field")
+              .when(bad == v.MISSING_FIELD, f"{V.label} row change without 'data'")
+              .when(bad == v.BAD_OP, F.concat(F.lit(f"unknown {V.label} type '"), t, F.lit("'")))
+              .otherwise(_detail(bad)))
+    skip = F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None).otherwise(skip_type)
+    op = F.when(skip.isNotNull(), _S).when(bad.isNotNull(), None).when(_in(t, V.delete), _D).otherwise(_U)
+    table = _table([F.col("_e")[name] for name in V.table])
     return _finish(df, op=op, skip=skip, bad=bad, bad_detail=detail, table=table, row=F.col("_e.data"),
                    ts_ms=F.col("_e.ts") * 1000, pk=F.col("_e.primary_key_columns"),
                    position=position.maxwell(F.col("_e.position"), F.col("_e.xoffset")))
@@ -169,13 +247,11 @@ def maxwell(df: DataFrame) -> DataFrame:
 
 def plain_json(df: DataFrame) -> DataFrame:
     tombstone = F.col("_value").isNull()
-    is_object = F.ltrim(F.col("_value")).startswith("{")
-    bad = (F.when(tombstone, None).when(_trailing(F.col("_value")) | _invalid_json(F.col("_value")), "invalid_json")
-           .when(~is_object, "not_an_object"))
-    detail = (F.when(bad == "invalid_json", "value is not valid JSON")
-              .when(bad.isNotNull(), "value is not a JSON object"))
-    op = F.when(tombstone, "s").when(bad.isNotNull(), None).otherwise("u")
-    return _finish(df, op=op, skip=F.when(tombstone, "tombstone"), bad=bad, bad_detail=detail, row=F.col("_value"))
+    bad = (F.when(tombstone, None).when(_trailing(F.col("_value")) | _invalid_json(F.col("_value")), v.INVALID_JSON)
+           .when(~_is_object(F.col("_value")), v.NOT_AN_OBJECT))
+    op = F.when(tombstone, _S).when(bad.isNotNull(), None).otherwise(_U)
+    return _finish(df, op=op, skip=F.when(tombstone, v.TOMBSTONE), bad=bad, bad_detail=_detail(bad),
+                   row=F.col("_value"))
 
 
 def csv(df: DataFrame, columns: list[str], delimiter: str) -> DataFrame:
@@ -191,19 +267,18 @@ def csv(df: DataFrame, columns: list[str], delimiter: str) -> DataFrame:
     well_formed = (text != "") & text.rlike(f"^{field}(?:{d}{field})*+\\z")  # \z: Java's $ allows a final \u2028
     n_fields = F.size(F.split(F.regexp_replace(text, f"(^|{d}){quoted}(?={d}|\\z)", "$1"), d))  # quoted ones emptied
     tombstone = F.col("_value").isNull()
-    bad = (F.when(tombstone, None).when(~well_formed, "invalid_csv")
-           .when(n_fields != len(columns), "bad_field_count"))
-    detail = (F.when(bad == "invalid_csv", "not one CSV record: a quoted field is not closed, text follows its "
-                     "closing quote, or a line break outside quotes starts a second record")
-              .when(bad.isNotNull(), F.format_string(f"expected {len(columns)} fields, found %d", n_fields)))
-    op = F.when(tombstone, "s").when(bad.isNotNull(), None).otherwise("u")
-    return _finish(df, op=op, skip=F.when(tombstone, "tombstone"), bad=bad, bad_detail=detail, row=F.to_json(parsed))
+    bad = (F.when(tombstone, None).when(~well_formed, v.INVALID_CSV)
+           .when(n_fields != len(columns), v.BAD_FIELD_COUNT))
+    detail = (F.when(bad == v.BAD_FIELD_COUNT, F.format_string(f"expected {len(columns)} fields, found %d", n_fields))
+              .otherwise(_detail(bad)))
+    op = F.when(tombstone, _S).when(bad.isNotNull(), None).otherwise(_U)
+    return _finish(df, op=op, skip=F.when(tombstone, v.TOMBSTONE), bad=bad, bad_detail=detail, row=F.to_json(parsed))
 
 
 def raw(df: DataFrame) -> DataFrame:
     tombstone = F.col("_value").isNull()
-    op = F.when(tombstone, "s").otherwise("u")
-    return _finish(df, op=op, skip=F.when(tombstone, "tombstone"),
+    op = F.when(tombstone, _S).otherwise(_U)
+    return _finish(df, op=op, skip=F.when(tombstone, v.TOMBSTONE),
                    row=F.to_json(F.struct(F.col("_value").alias("value"))))
 
 

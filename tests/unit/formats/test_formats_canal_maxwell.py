@@ -43,12 +43,23 @@ def test_canal_ddl_is_skipped():
     assert [(c.op, c.skip_reason, c.ts_ms) for c in canal.parse(ddl)] == [("skip", "ddl", 5)]
     alter = json.dumps({"data": None, "database": "d", "table": "t", "type": "ALTER"}).encode()
     assert canal.parse(alter)[0].skip_reason == "ddl"
+    assert canal.parse(canal_msg("TRUNCATE", None, isDdl=True))[0].skip_reason == "truncate"
+    assert canal.parse(canal_msg("INSERT", [{"id": "1"}], isDdl=True))[0].skip_reason == "ddl"
+
+
+def test_canal_values_that_are_json_numbers_are_read_like_their_text():
+    [ch] = get_decoder("canal-json", typed=True).parse(canal_msg("INSERT", [{"id": 5}], {"id": "int(11)"}))
+    assert ch.row == {"id": 5}
 
 
 @pytest.mark.parametrize("value, code", [
-    (canal_msg("INSERT", None), "bad_value"),
+    (canal_msg("INSERT", None), "missing_field"),
+    (canal_msg("INSERT", []), "missing_field"),
+    (canal_msg("INSERT", {"id": "1"}), "bad_value"),
     (canal_msg("INSERT", [5]), "bad_value"),
-    (canal_msg("INSERT", [{"id": 5}]), "bad_value"),  # Canal renders values as text; a number means another format
+    (canal_msg("INSERT", [{"id": "1"}, None]), "bad_value"),  # one malformed row makes the message bad
+    (canal_msg("BOGUS", [{"id": "1"}]), "bad_op"),
+    (canal_msg(5, [{"id": "1"}]), "bad_op"),
     (b'{"data": []}', "missing_field"),
 ])
 def test_canal_bad_records(value, code):
@@ -102,16 +113,19 @@ def test_maxwell_row_types(kind, op):
 
 
 def test_maxwell_non_row_messages_are_skipped():
-    assert maxwell.parse(maxwell_msg("bootstrap-start", {}))[0].skip_reason == "bootstrap"
-    assert maxwell.parse(maxwell_msg("bootstrap-complete", {}))[0].skip_reason == "bootstrap"
+    assert maxwell.parse(maxwell_msg("bootstrap-start", {}))[0].skip_reason == "bootstrap_marker"
+    assert maxwell.parse(maxwell_msg("bootstrap-complete", {}))[0].skip_reason == "bootstrap_marker"
     ddl = json.dumps({"type": "table-alter", "database": "test", "table": "product", "sql": "ALTER TABLE …",
                       "ts": 1}).encode()
     assert maxwell.parse(ddl)[0].skip_reason == "ddl"
 
 
 @pytest.mark.parametrize("value, code", [
-    (maxwell_msg("insert", None), "bad_value"),
-    (maxwell_msg("upsert-ish", {"id": 1}), "bad_value"),
+    (maxwell_msg("insert", None), "missing_field"),
+    (maxwell_msg("insert", [1]), "bad_value"),
+    (maxwell_msg("upsert-ish", {"id": 1}), "bad_op"),
+    (maxwell_msg("INSERT", {"id": 1}), "bad_op"),
+    (maxwell_msg(5, {"id": 1}), "bad_op"),
     (b'{"data": {"id": 1}}', "missing_field"),
 ])
 def test_maxwell_bad_records(value, code):

@@ -49,10 +49,11 @@ def test_delete_without_before_uses_the_kafka_key_and_names_the_key_columns():
     assert (ch.row, ch.key_columns) == ({"id": 8}, ["id"])
 
 
-def test_delete_without_before_or_key_is_a_bad_record():
+@pytest.mark.parametrize("key", [None, b"not json", b"{}", b"[1]", b'{"payload": 5}'])
+def test_delete_without_before_or_a_usable_key_is_a_bad_record(key):
     with pytest.raises(BadRecord) as e:
-        dec.parse(env("d"))
-    assert e.value.reason_code == "missing_field"
+        dec.parse(env("d"), key=key)
+    assert e.value.reason_code == "missing_key"
 
 
 def test_tombstones_and_non_row_events_are_skipped():
@@ -63,7 +64,11 @@ def test_tombstones_and_non_row_events_are_skipped():
     ddl = {"source": {"server": "s"}, "databaseName": "shop", "ddl": "ALTER TABLE t ADD c INT", "tableChanges": []}
     assert dec.parse(json.dumps(ddl).encode())[0].skip_reason == "ddl"
     assert dec.parse(b'{"ts_ms": 1}')[0].skip_reason == "heartbeat"
+    heartbeat = {"schema": {"type": "struct", "name": "io.debezium.connector.common.Heartbeat"},
+                 "payload": {"ts_ms": 1}}
+    assert dec.parse(json.dumps(heartbeat).encode())[0].skip_reason == "heartbeat"
     assert dec.parse(env("t"))[0].skip_reason == "truncate"
+    assert dec.parse(env("m"))[0].skip_reason == "message"
 
 
 def test_snapshot_rows_with_zero_source_time_fall_back_to_the_envelope_time():
@@ -83,7 +88,11 @@ def test_postgres_table_names_include_the_schema():
     (b"{not json", "invalid_json"),
     (b"[1, 2]", "not_an_object"),
     (b'{"op": "c", "after": 5}', "bad_value"),
-    (b'{"op": "x", "after": {}}', "bad_value"),
+    (b'{"op": "x", "after": {}}', "bad_op"),
+    (b'{"op": 5, "after": {}}', "bad_op"),
+    (b'{"op": "d", "before": [1]}', "bad_value"),
+    (b'{"schema": {}, "payload": 5}', "not_an_object"),
+    (b'{}', "missing_field"),
     (b'{"op": "c"}', "missing_field"),
     (b'{"before": null, "after": {"id": 1}}', "missing_field"),
 ])
