@@ -117,6 +117,6 @@ CANAL_DDL_FLAG = "isDdl"  # true: a DDL whatever its type says
 MAXWELL = Envelope(
     "maxwell-json", "Maxwell", "type", frozenset({"insert", "update", "bootstrap-insert"}), frozenset({"delete"}),
     MappingProxyType({"bootstrap-start": BOOTSTRAP_MARKER, "bootstrap-complete": BOOTSTRAP_MARKER, "ddl": DDL}),
-    ("database", "table"), "primary_key_columns", "data", "data", ("position", "xid", "xoffset"),
+    ("database", "table"), "primary_key_columns", "data", "data", ("position", "xoffset"),
     MappingProxyType({"table-": DDL, "database-": DDL}),
 )

@@ -17,8 +17,10 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from cdcsync.formats import vocabulary
+
 # Debezium's source block, every field as text: a connector's number that overflows or arrives quoted still reads
-SOURCE_FIELDS = ("file", "pos", "row", "lsn", "commit_lsn", "change_lsn", "event_serial_no", "scn")
+SOURCE_FIELDS = tuple(path.removeprefix("source.") for path in vocabulary.DEBEZIUM.position)
 
 
 def _num(text: Column, width: int) -> Column:
