@@ -84,6 +84,11 @@ def scrub_raw(df: DataFrame, masks: dict, fmt: str = "json") -> DataFrame:
     else:
         value = _scrub_text(F.col("_value"), sorted(masks))
     df = df.withColumn("_value", value).withColumn("_raw_value", F.encode(value, "UTF-8"))
+    if "_reason" in df.columns:  # a JSON Schema message quotes the failing value, which may be (or hold) a masked one
+        where = F.regexp_extract(F.col("_reason_detail"), r"^(JSON Schema: [^:]*):", 1)
+        hidden = F.concat(where, F.lit(": fails validate_with (message withheld: it may quote a masked value)"))
+        df = df.withColumn("_reason_detail", F.when(F.col("_reason") == "schema_validation", hidden)
+                           .otherwise(F.col("_reason_detail")))
     return scrub_metadata(df, masks, fmt)
 
 

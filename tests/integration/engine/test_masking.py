@@ -242,3 +242,21 @@ def test_a_masked_key_and_the_key_and_headers_columns_keep_no_clear_value(spark,
     for clear in [*CLEAR[:6], *map(str, IDS)]:
         for where, text in everything.items():
             assert clear not in text, f"{clear!r} in clear in the {where}"
+
+
+def test_a_json_schema_failure_does_not_quote_a_masked_value(spark, bootstrap, make_topic, produce, tmp_path,
+                                                             monkeypatch):
+    """jsonschema's messages quote the failing value: with masks, the dead letter keeps only where it failed."""
+    monkeypatch.setenv("T_MASK_SALT", SALT)
+    monkeypatch.setenv("T_MASK_KEY", KEY)
+    topic = make_topic()
+    produce(topic, [{"id": 1, "ssn": CLEAR[0], "age": 3}])
+    (tmp_path / "row.json").write_text('{"properties": {"ssn": {"pattern": "^[0-9]{3}$"}}}')
+    cfg = masked_config(tmp_path, bootstrap, topic, **{"schema.validate_with": "row.json"})
+    assert run_once(cfg, spark).totals["bad"] == 1
+    from cdcsync.config import load_config
+    from cdcsync.sinks import dead_letter
+
+    (dead,) = [r.asDict() for r in dead_letter.read(spark, load_config(cfg)).collect()]
+    assert dead["reason"] == "schema_validation" and dead["error"].startswith("JSON Schema: ssn: ")
+    assert CLEAR[0] not in str(dead)
