@@ -71,6 +71,8 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
     env, batch_cols = shape.batch_columns(env, cfg, routed=bool(route))
     batch_cols, env = classify.unnamable_columns_are_bad(batch_cols, env, [c.name for c in state.columns or []])
     batch_cols, pins = type_conflicts.pin(env, state.columns, batch_cols, cfg, state.spec.primary_key)
+    for p in pins:  # its outliers are counted bad (incompatible_type); say which column held its type and why
+        pipe.reporter.event("type_kept", batch=batch.batch_id, table=state.spec.table_name, pin=p.describe())
     cols, changes = merge(state.columns, batch_cols, cfg.schema.columns)
     cols = masking.retype(cols, masks)
     incompatible = [c for c in changes if c.kind == "incompatible"]

@@ -52,8 +52,10 @@ class Policy:
         return 'on_type_conflict = "dead-letter"' if self.conflict == "dead-letter" else None
 
 
-def decide(table: list[Col], batch: list[Col], policy: Policy, rows_typed: bool) -> tuple[list[Col], list[Pin],
-                                                                                         list[Col]]:
+Decision = tuple[list[Col], list[Pin], list[Col]]  # (columns, pins, new columns a majority vote settles)
+
+
+def decide(table: list[Col], batch: list[Col], policy: Policy, rows_typed: bool) -> Decision:
     """(batch columns with pinned types, the pins, new columns whose type a majority vote must settle).
     `rows_typed`: the batch's types came from the row images' JSON values (schemaless)."""
     by_name = {c.name: c for c in table or []}
@@ -83,8 +85,7 @@ def decide(table: list[Col], batch: list[Col], policy: Policy, rows_typed: bool)
     return out, pins, vote
 
 
-def pin(env: DataFrame, table: list[Col], batch: list[Col], cfg, primary_key: list[str]) -> tuple[list[Col],
-                                                                                                   list[Pin]]:
+def pin(env: DataFrame, table: list[Col], batch: list[Col], cfg, primary_key: list[str]) -> tuple[list[Col], list[Pin]]:
     """`decide` over this batch; new columns under dead-letter get the type most of their values have."""
     policy = Policy.of(cfg, primary_key)
     cols, pins, vote = decide(table, batch, policy, rows_typed=False)

@@ -116,7 +116,7 @@ def outlier_topic(make_topic, produce, column: str) -> str:
     return topic
 
 
-def test_outliers_in_an_integer_key_are_dead_lettered(spark, bootstrap, make_topic, produce, tmp_path):
+def test_outliers_in_an_integer_key_are_dead_lettered(spark, bootstrap, make_topic, produce, tmp_path, capfd):
     topic = outlier_topic(make_topic, produce, "id")
     cfg = write_config(tmp_path, bootstrap, topic, "json", "MERGE_ON_READ",
                        **{"sink.primary_key": ["id"], "run.on_bad_record": "dead-letter"})
@@ -126,6 +126,7 @@ def test_outliers_in_an_integer_key_are_dead_lettered(spark, bootstrap, make_top
     dead = dead_reasons(spark, cfg)
     assert len(dead) == OUTLIERS and {r for r, _ in dead.values()} == {"incompatible_type"}
     assert all("id keeps BIGINT" in e and "key columns keep their type" in e for _, e in dead.values())
+    assert "type_kept" in capfd.readouterr().err  # the progress output says which column held its type
     # the key keeps its type when the table exists too: a later batch of string keys is bad as well
     produce(topic, [{"id": "late", "qty": 1}, {"id": 7, "qty": 70}])
     later = run_once(cfg, spark)
