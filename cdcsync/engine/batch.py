@@ -17,6 +17,7 @@ from cdcsync.engine import classify, ledger, masking, type_conflicts
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
 from cdcsync.errors import SchemaError
+from cdcsync.formats.spark import position
 from cdcsync.formats.spark.envelope import decode_envelope
 from cdcsync.kafka.header_filter import parse as parse_header_filter
 from cdcsync.kafka.spark_source import read_range
@@ -67,9 +68,8 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
         state.spec = replace(state.spec, primary_key=pk)
         state.key_known = True
         masking.check_key(masks, pk, state.spec.table_name)
-    # shards routed to one table widen to their common types; one table's schemas keep the first-seen rule
-    env, batch_cols = shape.batch_columns(env, cfg, routed=bool(route))
-    batch_cols, env = classify.unnamable_columns_are_bad(batch_cols, env, [c.name for c in state.columns or []])
+    env, found = shape.batch_columns(env, cfg)  # schema versions (and routed shards) widen to one type
+    batch_cols, env = classify.unnamable_columns_are_bad(found.columns, env, [c.name for c in state.columns or []])
     batch_cols, pins = type_conflicts.pin(env, state.columns, batch_cols, cfg, state.spec.primary_key)
     for p in pins:  # its outliers are counted bad (incompatible_type); say which column held its type and why
         pipe.reporter.event("type_kept", batch=batch.batch_id, table=state.spec.table_name, pin=p.describe())
@@ -83,7 +83,7 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
             hint="declare the column's type in [schema.columns], or widen it in the table by hand",
             column=first.column, old=first.old, new=first.new,
         )
-    typed, cast_bad = typed_row(F.coalesce("_row", "_key_row"), cols)
+    typed, cast_bad = typed_row(F.coalesce("_row", "_key_row"), cols, found.versions)
     pk = state.spec.primary_key
     # a key column no row image has shown is NULL (missing_key), and Spark rejects a struct of no fields
     typed += [F.lit(None).cast("string").alias(k) for k in pk if k not in {c.name for c in cols}]
@@ -103,13 +103,13 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
             bad = masking.scrub_raw(df.where(F.col("_class") == "bad"), masks, cfg.source.format)
             samples = pipe.on_bad(bad, batch.batch_id, bad_total)
         good = masking.scrub_metadata(df.where(F.col("_class").isin("upserted", "deleted")), masks, cfg.source.format)
-        good = _table_rows(good, cfg, cols, masks, route)
+        good = _table_rows(good, cfg, cols, masks, route, state.ordering)
         pipe.reporter.event("writing", batch=batch.batch_id, table=state.spec.table_name,
                             rows=sum(c["upserted"] + c["deleted"] for c in counts.values()))
         maybe_crash("before_write", batch.batch_id)
         replayed_from = batch.start if pipe.mode is CommitMode.REPLAY else None
         meta = hudi.commit_metadata(batch.batch_id, batch.end, replayed_from, counts, schema_to_json(cols),
-                                    [c.describe() for c in changes])
+                                    [c.describe() for c in changes]) | {hudi.META_ORDERING: state.ordering}
         instant = hudi.write_batch(good, state.spec, meta)
         state.columns = cols
         return BatchResult(batch.batch_id, batch.start, batch.end, instant, counts, changes, samples)
@@ -117,7 +117,7 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
         df.unpersist()
 
 
-def _table_rows(df: DataFrame, cfg, cols: list[Col], masks: dict, route: Route | None) -> DataFrame:
+def _table_rows(df: DataFrame, cfg, cols: list[Col], masks: dict, route: Route | None, ordering: str) -> DataFrame:
     data = [(masking.apply(F.col(f"_t.`{c.name}`"), masks[c.name]) if c.name in masks
              else F.col(f"_t.`{c.name}`")).cast(c.type).alias(c.name) for c in cols]
     if route and route.source_column:  # shards merged into one table: which source table each row came from
@@ -128,7 +128,12 @@ def _table_rows(df: DataFrame, cfg, cols: list[Col], masks: dict, route: Route |
         meta.append(F.col("_kafka_offset"))
     return df.select(
         *data, *meta,
-        F.format_string("%016d.%019d.%05d", F.greatest(F.col("_ts_ms"), F.lit(0)).cast("long"),
-                        F.col("_kafka_offset"), F.col("_pos").cast("int")).alias(hudi.ORDER),
+        _order(ordering).alias(hudi.ORDER),
         (F.col("_class") == "deleted").alias(hudi.DELETED),
     )
+
+
+def _order(ordering: str):
+    if ordering == hudi.ORDERING_LEGACY:
+        return position.legacy_order(F.col("_ts_ms"), F.col("_kafka_offset"), F.col("_pos"))
+    return position.order(F.col("_position"), F.col("_kafka_partition"), F.col("_kafka_offset"), F.col("_pos"))

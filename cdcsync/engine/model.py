@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.schema.spark.columns import Col
 from cdcsync.schema.spark.evolution import ColumnChange
-from cdcsync.sinks.hudi import TableSpec
+from cdcsync.sinks.hudi import ORDERING, TableSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -32,6 +32,7 @@ class TableState:
     spec: TableSpec
     columns: list[Col] = field(default_factory=list)
     key_known: bool = False
+    ordering: str = ORDERING  # how this table's _cdc_order is built (sinks/hudi.py)
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,7 @@ class Pipeline:
             last = hudi.last_checkpoint(self.spark, self._schema_source(cfg))
             if last:
                 state.columns = schema_from_json(last["schema"])
+                state.ordering = last["ordering"]
             self._states[name] = state
         return self._states[name]
 

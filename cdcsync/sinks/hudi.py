@@ -18,9 +18,12 @@ META_SCHEMA = META_PREFIX + "schema"
 META_SCHEMA_CHANGES = META_PREFIX + "schema_changes"  # the schema history: changes applied by this commit
 META_VERSION = META_PREFIX + "version"
 META_REPLAY = META_PREFIX + "replay"  # a replayed range: {"from": offsets, "to": offsets}; never a resume point
+META_ORDERING = META_PREFIX + "ordering"  # how _cdc_order is built; absent on tables of earlier versions
+ORDERING = "log-position"  # the source's log position, then Kafka coordinates (formats/spark/position.py)
+ORDERING_LEGACY = "event-time"  # earlier versions: event time, Kafka offset, row; such tables keep it
 
-# One ordering field, because hudi-rs (the independent reader) takes only one: fixed-width text that sorts as
-# (event source time ms, Kafka offset, row index inside a multi-row message).
+# One ordering field, because hudi-rs (the independent reader) takes only one: fixed-width text that sorts in the
+# source's log order (formats/spark/position.py).
 ORDER = "_cdc_order"
 DELETED = "_hoodie_is_deleted"
 
@@ -148,5 +151,6 @@ def last_checkpoint(spark, path: str) -> dict | None:
                 "batch_id": int(md.getMetadata(META_BATCH) or 0),
                 "schema": json.loads(md.getMetadata(META_SCHEMA) or "null"),
                 "ledger": json.loads(md.getMetadata(META_LEDGER) or "null"),
+                "ordering": md.getMetadata(META_ORDERING) or ORDERING_LEGACY,
             }
     return None

@@ -6,7 +6,8 @@ Output columns (every format):
   's' skip, NULL bad), _skip (why skipped), _bad (reason code), _bad_detail, _table ('db.table' or NULL),
   _row (the row image as JSON text), _key_row (JSON text of the key when the row image is missing),
   _ts_ms (event source time), _schema (Debezium schema envelope text, NULL otherwise), _types (Canal mysqlType
-  map as JSON), _pk (key columns the envelope names, as an array).
+  map as JSON), _pk (key columns the envelope names, as an array), _position (the change's place in the source's
+  log as sortable text, see position.py; NULL when the envelope carries none).
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-_SOURCE = "STRUCT<db: STRING, table: STRING, ts_ms: BIGINT>"
+from cdcsync.formats.spark import position
+
+_SOURCE = ("STRUCT<db: STRING, table: STRING, ts_ms: BIGINT, "
+           + ", ".join(f"{name}: STRING" for name in position.SOURCE_FIELDS) + ">")
 _DBZ_BODY = f"before STRING, after STRING, op STRING, ts_ms BIGINT, source {_SOURCE}"
 _DBZ = f"STRUCT<schema: STRING, payload: STRUCT<{_DBZ_BODY}>, {_DBZ_BODY}>"
 _CANAL = ("STRUCT<data: ARRAY<STRING>, database: STRING, `table`: STRING, type: STRING, isDdl: BOOLEAN, "
           "es: BIGINT, ts: BIGINT, pkNames: ARRAY<STRING>, mysqlType: MAP<STRING, STRING>>")
 _MAXWELL = ("STRUCT<database: STRING, `table`: STRING, type: STRING, ts: BIGINT, data: STRING, "
-            "primary_key_columns: ARRAY<STRING>>")
+            "primary_key_columns: ARRAY<STRING>, position: STRING, xoffset: STRING>")
 
 
 def kafka_columns(raw: DataFrame) -> DataFrame:
@@ -66,7 +70,8 @@ def _kafka_ts_ms(df_col_ts: Column) -> Column:
 
 
 _NULL = {"_skip": "string", "_bad": "string", "_bad_detail": "string", "_table": "string", "_row": "string",
-         "_key_row": "string", "_ts_ms": "long", "_schema": "string", "_types": "string", "_pk": "array<string>"}
+         "_key_row": "string", "_ts_ms": "long", "_schema": "string", "_types": "string", "_pk": "array<string>",
+         "_position": "string"}
 
 
 def _finish(df: DataFrame, **cols: Column) -> DataFrame:
@@ -115,7 +120,8 @@ def debezium(df: DataFrame) -> DataFrame:
     row = F.when(op == "d", before).otherwise(after)
     ts = F.coalesce(F.when(src["ts_ms"] != 0, src["ts_ms"]), field("ts_ms"))  # snapshot rows carry 0
     return _finish(df, op=out_op, skip=skip, bad=bad, bad_detail=detail, table=table, row=row,
-                   key_row=F.when(op == "d", key_row), ts_ms=ts, schema=F.col("_e.schema"))
+                   key_row=F.when(op == "d", key_row), ts_ms=ts, schema=F.col("_e.schema"),
+                   position=position.debezium(src))
 
 
 def canal(df: DataFrame) -> DataFrame:
@@ -157,7 +163,8 @@ def maxwell(df: DataFrame) -> DataFrame:
     op = F.when(skip.isNotNull(), "s").when(bad.isNotNull(), None).when(t == "delete", "d").otherwise("u")
     table = F.concat_ws(".", F.col("_e.database"), F.col("_e.table"))
     return _finish(df, op=op, skip=skip, bad=bad, bad_detail=detail, table=table, row=F.col("_e.data"),
-                   ts_ms=F.col("_e.ts") * 1000, pk=F.col("_e.primary_key_columns"))
+                   ts_ms=F.col("_e.ts") * 1000, pk=F.col("_e.primary_key_columns"),
+                   position=position.maxwell(F.col("_e.position"), F.col("_e.xoffset")))
 
 
 def plain_json(df: DataFrame) -> DataFrame:

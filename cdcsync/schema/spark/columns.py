@@ -98,23 +98,38 @@ def convert(text: Column, col: Col) -> Column:
 
 
 def _unscaled_digits(b64: Column) -> Column:
-    """Base64 two's-complement bytes → the unscaled integer as decimal text, in JVM lambdas (no Python UDF)."""
+    """Base64 two's-complement bytes → the unscaled integer as decimal text, in the JVM (no Python UDF)."""
     hx = F.hex(F.unbase64(b64))
     n = (F.length(hx) / 2).cast("int")
     negative = F.conv(hx.substr(F.lit(1), F.lit(2)), 16, 10).cast("int") >= 128
+    inverted = F.translate(hx, "0123456789ABCDEF", "FEDCBA9876543210")  # ~x; a negative number is -(~x + 1)
 
     def byte(i: Column) -> Column:
         return F.conv(hx.substr(i * 2 + 1, F.lit(2)), 16, 10).cast("int")
 
-    def fold(read) -> Column:  # every partial sum fits DECIMAL(38,0) up to 16 bytes
+    def fold(read) -> Column:  # every partial sum fits DECIMAL(38,0) up to 15 bytes (16 may reach 39 digits)
         return F.aggregate(F.sequence(F.lit(0), n - 1), F.lit(0).cast("decimal(38,0)"),
                            lambda acc, i: (acc * 256 + read(i)).cast("decimal(38,0)"))
 
-    # a negative number is -(~x + 1): fold the inverted bytes so no intermediate exceeds 2^128
-    value = (F.when(n == 0, F.lit(None))
-             .when(negative, -(fold(lambda i: 255 - byte(i)) + 1))
-             .otherwise(fold(byte)))
-    return value.cast("decimal(38,0)").cast("string")
+    small = F.when(negative, -(fold(lambda i: 255 - byte(i)) + 1)).otherwise(fold(byte))
+    big = F.when(negative, F.concat(F.lit("-"), _plus_one(_hex_to_decimal(inverted)))).otherwise(_hex_to_decimal(hx))
+    return (F.when(n == 0, F.lit(None)).when(n > 15, big)
+            .otherwise(small.cast("decimal(38,0)").cast("string")))
+
+
+def _hex_to_decimal(hex_digits: Column) -> Column:
+    """Any number of hex digits → decimal text, by the JVM's BigInteger (beyond what DECIMAL(38) holds)."""
+    return F.call_function("reflect", F.lit("org.apache.commons.lang3.math.NumberUtils"), F.lit("createBigInteger"),
+                           F.concat(F.lit("0x"), hex_digits))
+
+
+def _plus_one(digits: Column) -> Column:
+    """Decimal text + 1: the digit before the trailing nines goes up by one, the nines become zeros."""
+    head, nines = F.regexp_extract(digits, r"^([0-9]*?)(9*)$", 1), F.regexp_extract(digits, r"^([0-9]*?)(9*)$", 2)
+    zeros = F.translate(nines, "9", "0")
+    last = F.substring(head, -1, 1).cast("int") + 1
+    bumped = F.concat(head.substr(F.lit(1), F.length(head) - 1), last.cast("string"), zeros)
+    return F.when(head == "", F.concat(F.lit("1"), zeros)).otherwise(bumped)
 
 
 def _place_point(digits: Column, scale: int | Column) -> Column:
@@ -134,13 +149,22 @@ def _place_point(digits: Column, scale: int | Column) -> Column:
     return F.when(digits.isNull() | scale.isNull(), None).when(neg, F.concat(F.lit("-"), body)).otherwise(body)
 
 
-def typed_row(row_text: Column, cols: list[Col]) -> tuple[list[Column], Column]:
-    """([typed column per Col], array of names whose value could not be converted)."""
+def typed_row(row_text: Column, cols: list[Col], versions: dict[int, list[Col]] | None = None) \
+        -> tuple[list[Column], Column]:
+    """([typed column per Col], array of names whose value could not be converted). With `versions` (a Debezium
+    schema's xxhash64 → its columns), a record of a version whose column is carried differently is decoded by its
+    own version's rule, then cast to the table's type."""
     parsed = F.from_json(row_text, text_struct([c.name for c in cols]))
+    own = {h: {c.name: c for c in vcols} for h, vcols in (versions or {}).items()}
+    version = F.xxhash64(F.col("_schema"))
     typed, bad = [], []
     for c in cols:
         raw = parsed[c.name]
         val = convert(raw, c)
+        for h, by_name in own.items():
+            v = by_name.get(c.name)
+            if v is not None and (v.type, v.encoding, v.scale) != (c.type, c.encoding, c.scale):
+                val = F.when(version == F.lit(h), convert(raw, v).cast(c.type)).otherwise(val)
         typed.append(val.alias(c.name))
         bad.append(F.when(raw.isNotNull() & val.isNull(), F.lit(c.name)))
     bad_arr = F.filter(F.array(*bad), lambda x: x.isNotNull()) if bad else F.array().cast("array<string>")

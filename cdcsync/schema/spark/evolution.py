@@ -65,7 +65,9 @@ def merge(current: list[Col], batch: list[Col], declared: dict[str, str]) -> tup
             continue
         wide = widen(parse_type(old.type), parse_type(b.type))
         wide_t = wide.spark_ddl() if wide else old.type
-        if wide_t == old.type:
+        if wide_t == old.type:  # the table's type holds the batch's values: decode them as this batch carries them
+            if (old.encoding, old.scale) != (b.encoding, b.scale):
+                out[out.index(old)] = by_name[b.name] = Col(old.name, old.type, b.encoding, b.scale)
             continue
         kind = "widen" if promotable(old.type, wide_t) else "incompatible"
         new = Col(old.name, wide_t, b.encoding if wide_t == b.type else PLAIN, b.scale)

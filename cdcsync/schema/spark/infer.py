@@ -5,6 +5,7 @@ over the row images (a JVM pass, all-null fields dropped so they never decide a 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -12,7 +13,7 @@ from pyspark.sql import functions as F
 from cdcsync.formats.debezium_types import DECIMAL_NAME, field_type
 from cdcsync.formats.mysql_types import mysql_type
 from cdcsync.schema.spark import columns as C
-from cdcsync.schema.spark.columns import DBZ_DECIMAL, PLAIN, Col
+from cdcsync.schema.spark.columns import PLAIN, Col
 from cdcsync.schema.types import parse_type, widen
 
 # How Debezium carries each logical type on the wire; the column *type* comes from formats.debezium_types,
@@ -83,20 +84,30 @@ def from_spark_type(name: str, dt) -> Col:
     return Col(name, "STRING")
 
 
-def infer_batch_columns(env: DataFrame, fmt: str, max_schemas: int = 32) -> list[Col]:
-    """Columns seen in this batch's row images, in first-seen order."""
+MAX_VERSIONS = 64  # Debezium schema versions one batch may hold; more is refused rather than decoded wrongly
+
+
+@dataclass(frozen=True)
+class BatchColumns:
+    """A batch's columns (its schema versions merged on the widening lattice) and, when the batch holds several
+    Debezium schema versions, each version's own columns by the xxhash64 of its envelope text: every record is
+    decoded with the schema it carries (a Timestamp that became a MicroTimestamp, a decimal's new scale)."""
+
+    columns: list[Col]
+    versions: dict[int, list[Col]] = field(default_factory=dict)
+
+
+def infer_batch_columns(env: DataFrame, fmt: str) -> BatchColumns:
+    """Columns seen in this batch's row images, in first-seen order; several schema versions widen to one."""
     rows = env.filter(F.col("_op").isin("u", "d"))
     if fmt == "debezium-json":
-        schemas = [r[0] for r in rows.select("_schema").where(F.col("_schema").isNotNull())
-                   .distinct().limit(max_schemas).collect()]
-        usable = [c for c in (from_debezium_schema(s) for s in schemas) if c is not None]
+        usable = {h: cols for h, cols in _debezium_versions(rows) if cols is not None}
         if usable:  # otherwise the row images decide, as for schemaless events
-            return _merge_in_order(usable)
-    if fmt == "canal-json":
-        maps = [json.loads(r[0]) for r in rows.select("_types").where(F.col("_types").isNotNull())
-                .distinct().limit(max_schemas).collect()]
+            return BatchColumns(_widest(list(usable.values())), usable if len(usable) > 1 else {})
+    if fmt == "canal-json":  # Canal's values are text: its mysqlType versions only need the widest type
+        maps = [json.loads(r[0]) for r in _oldest_first(rows, "_types").limit(MAX_VERSIONS).collect()]
         if maps:
-            return _merge_in_order([[Col(k, mysql_type(v).spark_ddl()) for k, v in m.items()] for m in maps])
+            return BatchColumns(_widest([[Col(k, mysql_type(v).spark_ddl()) for k, v in m.items()] for m in maps]))
     spark = env.sparkSession
     # only objects: Spark's reader would unwrap an array image into columns, or add _corrupt_record for a scalar
     text = rows.select(F.coalesce("_row", "_key_row").alias("j")).where(F.ltrim("j").startswith("{"))
@@ -109,7 +120,24 @@ def infer_batch_columns(env: DataFrame, fmt: str, max_schemas: int = 32) -> list
     order = _first_seen_order(text)
     fields = {f.name: f.dataType for f in schema.fields if f.name != "_corrupt_record"}
     names = [n for n in order if n in fields] + [n for n in fields if n not in order]
-    return [from_spark_type(n, fields[n]) for n in names]
+    return BatchColumns([from_spark_type(n, fields[n]) for n in names])
+
+
+def _oldest_first(rows: DataFrame, column: str) -> DataFrame:
+    """The distinct values of `column`, in the order the batch first carries them."""
+    first = F.min(F.struct("_kafka_topic", "_kafka_partition", "_kafka_offset")).alias("_first")
+    return rows.where(F.col(column).isNotNull()).groupBy(column).agg(first).orderBy("_first").select(column)
+
+
+def _debezium_versions(rows: DataFrame) -> list[tuple[int, list[Col] | None]]:
+    found = (_oldest_first(rows, "_schema").select(F.xxhash64("_schema"), "_schema")
+             .limit(MAX_VERSIONS + 1).collect())
+    if len(found) > MAX_VERSIONS:
+        from cdcsync.errors import SchemaError
+
+        raise SchemaError(f"one batch holds more than {MAX_VERSIONS} Debezium schema versions",
+                          hint="lower run.max_records_per_batch so a batch spans fewer schema changes")
+    return [(h, from_debezium_schema(text)) for h, text in found]
 
 
 def _as_strings(spark, df: DataFrame):
@@ -128,16 +156,9 @@ def _first_seen_order(text: DataFrame) -> list[str]:
         return []
 
 
-def _merge_in_order(lists: list[list[Col]]) -> list[Col]:
-    seen: dict[str, Col] = {}
-    for cols in lists:
-        for c in cols:
-            seen.setdefault(c.name, c)
-    return list(seen.values())
-
-
 def _widest(lists: list[list[Col]]) -> list[Col]:
-    """Columns of several shards merged on the widening lattice, in first-seen order."""
+    """Columns of several schema versions (or shards) merged on the widening lattice, in first-seen order; a
+    decimal's scale is the largest (each version still decodes its own, see BatchColumns)."""
     seen: dict[str, Col] = {}
     for cols in lists:
         for c in cols:
@@ -145,34 +166,11 @@ def _widest(lists: list[list[Col]]) -> list[Col]:
             if old is None:
                 seen[c.name] = c
                 continue
-            if DBZ_DECIMAL in (old.encoding, c.encoding) and (old.encoding, old.scale) != (c.encoding, c.scale):
-                # one column decodes every row with one scale: shards with other scales would come out wrong
-                from cdcsync.errors import SchemaError
-
-                raise SchemaError(
-                    f"column {c.name}: shards carry Debezium decimals of different scales ({old.type} scale "
-                    f"{old.scale}, {c.type} scale {c.scale}); they cannot share one table column",
-                    hint="set decimal.handling.mode=string (or double) in the Debezium connector, or route the "
-                    "shards to separate tables", column=c.name)
             if old.type == c.type:
                 continue
             wide = widen(parse_type(old.type), parse_type(c.type))
             wide_t = wide.spark_ddl() if wide else "STRING"
-            enc = old.encoding if wide_t == old.type else c.encoding if wide_t == c.type else PLAIN
+            enc = old.encoding if wide_t == old.type or old.encoding == c.encoding else \
+                c.encoding if wide_t == c.type else PLAIN
             seen[c.name] = Col(c.name, wide_t, enc, max(old.scale, c.scale))
     return list(seen.values())
-
-
-def shard_columns(env: DataFrame, fmt: str, max_schemas: int = 64) -> list[Col]:
-    """Like infer_batch_columns, but shards with different schemas widen instead of first-wins.
-    (JSON inference over the row images already widens across rows.)"""
-    rows = env.filter(F.col("_op").isin("u", "d"))
-    source = {"debezium-json": "_schema", "canal-json": "_types"}.get(fmt)
-    if source:
-        texts = [r[0] for r in rows.select(source).where(F.col(source).isNotNull()).distinct()
-                 .limit(max_schemas).collect()]
-        if texts:
-            if fmt == "debezium-json":
-                return _widest([from_debezium_schema(t) or [] for t in texts])
-            return _widest([[Col(k, mysql_type(v).spark_ddl()) for k, v in json.loads(t).items()] for t in texts])
-    return infer_batch_columns(env, fmt)

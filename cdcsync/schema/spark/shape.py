@@ -3,20 +3,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync.errors import SchemaError
 from cdcsync.schema.options import FLATTEN_SEP as SEP
 from cdcsync.schema.spark.columns import JSON_TEXT, Col
-from cdcsync.schema.spark.infer import from_spark_type, infer_batch_columns, shard_columns
+from cdcsync.schema.spark.infer import BatchColumns, from_spark_type, infer_batch_columns
 
 
-def batch_columns(env: DataFrame, cfg, routed: bool) -> tuple[DataFrame, list[Col]]:
+def batch_columns(env: DataFrame, cfg) -> tuple[DataFrame, BatchColumns]:
     """(env, with row images flattened when asked, the batch's columns). Types are inferred from the rows as
-    they came (JSON kinds intact); the flattened rows only feed the typed-row step, which reads values as text."""
+    they came (JSON kinds intact); the flattened rows only feed the typed-row step, which reads values as text.
+    Schema versions keep their own columns: typed_row casts each to the table's (shaped) type."""
     fmt, opts = cfg.source.format, cfg.schema
-    cols = (shard_columns if routed else infer_batch_columns)(env, fmt)
+    found = infer_batch_columns(env, fmt)
+    cols = found.columns
     leaves: dict[str, list[Col]] = {}
     if opts.flatten_nested_columns:
         env, leaves = flatten(env)
@@ -25,7 +29,7 @@ def batch_columns(env: DataFrame, cfg, routed: bool) -> tuple[DataFrame, list[Co
         keep = set() if not envelope_typed(env, fmt) else {c.name for c in cols} - {c.name for v in leaves.values()
                                                                                    for c in v}
         cols = [c if c.name in keep or c.encoding == JSON_TEXT else Col(c.name, "STRING") for c in cols]
-    return env, cols
+    return env, replace(found, columns=cols)
 
 
 def envelope_typed(env: DataFrame, fmt: str) -> bool:

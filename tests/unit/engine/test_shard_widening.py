@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
-from cdcsync.errors import SchemaError
 from cdcsync.schema.spark.columns import DBZ_DECIMAL, DBZ_TS_MS, PLAIN, Col
 from cdcsync.schema.spark.infer import _widest
 
@@ -28,7 +25,7 @@ def test_wire_encoding_follows_the_shard_whose_type_won():
         Col("d", "DECIMAL(14,2)", DBZ_DECIMAL, 2)]
 
 
-def test_debezium_decimals_of_different_scales_are_refused_not_misdecoded():
-    with pytest.raises(SchemaError) as err:
-        _widest([[Col("d", "DECIMAL(10,2)", DBZ_DECIMAL, 2)], [Col("d", "DECIMAL(12,4)", DBZ_DECIMAL, 4)]])
-    assert "column d" in err.value.message and "decimal.handling.mode" in err.value.hint
+def test_debezium_decimals_of_different_scales_widen_to_hold_both():
+    """Each version still decodes its own scale (infer.BatchColumns.versions); the column holds both."""
+    out = _widest([[Col("d", "DECIMAL(10,2)", DBZ_DECIMAL, 2)], [Col("d", "DECIMAL(10,4)", DBZ_DECIMAL, 4)]])
+    assert out == [Col("d", "DECIMAL(12,4)", DBZ_DECIMAL, 4)]

@@ -1,0 +1,48 @@
+"""Kafka Connect decimals of any size decode to their exact digits on the Spark path (schema/spark/columns.py)."""
+
+from __future__ import annotations
+
+import base64
+from decimal import Context, Decimal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytestmark = pytest.mark.integration
+
+EDGES = [0, 1, -1, 127, -128, 255, -256, 10**38 - 1, -(10**38) + 1, 2**119, -(2**119) - 1, 2**127 - 1, -(2**127),
+         2**127, -(2**127) - 1, 10**45, -(10**45), -(10**45) + 1, -(10**60) - 7, 10**70 + 9]
+
+
+def _connect_bytes(v: int) -> str:
+    """Kafka Connect's Decimal: the unscaled value's minimal big-endian two's complement, base64 in JSON."""
+    return base64.b64encode(v.to_bytes(max(1, (v.bit_length() + 8) // 8), "big", signed=True)).decode()
+
+
+def _decode(spark, values: list[int], scale: int) -> list[str | None]:
+    from pyspark.sql import functions as F
+
+    from cdcsync.schema.spark.columns import DBZ_DECIMAL, Col, convert
+
+    df = spark.createDataFrame([(i, _connect_bytes(v)) for i, v in enumerate(values)], "i int, b string")
+    rows = df.select("i", convert(F.col("b"), Col("x", "STRING", DBZ_DECIMAL, scale)).alias("x")).collect()
+    return [r.x for r in sorted(rows)]
+
+
+def _exact(v: int, scale: int) -> Decimal:
+    return Decimal(v).scaleb(-scale, context=Context(prec=200))
+
+
+@pytest.mark.parametrize("scale", [0, 3])
+def test_edges_of_the_16_byte_boundary(spark, scale):
+    got = _decode(spark, EDGES, scale)
+    assert [None if g is None else Decimal(g) for g in got] == [_exact(v, scale) for v in EDGES]
+
+
+@settings(max_examples=4, deadline=None)
+@given(st.lists(st.integers(min_value=-(10**80), max_value=10**80), min_size=100, max_size=200),
+       st.integers(min_value=0, max_value=20))
+def test_any_unscaled_value_keeps_every_digit(spark, values, scale):
+    got = _decode(spark, values, scale)
+    assert [Decimal(g) for g in got] == [_exact(v, scale) for v in values]
