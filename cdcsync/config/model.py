@@ -84,6 +84,7 @@ class SchemaConfig:
     flatten_nested_columns: bool = False
     primitive_as_string: bool = False
     on_incompatible: str = "fail"
+    on_type_conflict: str = "widen"  # non-key columns of schemaless row images; key columns always keep their type
     validate_with: str | None = None
 
 

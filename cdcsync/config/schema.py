@@ -107,6 +107,7 @@ SCHEMA = {
         "flatten_nested_columns": {"type": "boolean"},
         "primitive_as_string": {"type": "boolean"},
         "on_incompatible": {"enum": ["fail", "dead-letter"]},
+        "on_type_conflict": {"enum": ["widen", "dead-letter"]},
         "validate_with": {"type": "string"},
     },
 }

@@ -13,7 +13,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from cdcsync.engine import classify, deletes, ledger, masking
+from cdcsync.engine import classify, deletes, ledger, masking, type_conflicts
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
 from cdcsync.errors import SchemaError
@@ -22,9 +22,9 @@ from cdcsync.formats.spark import position
 from cdcsync.formats.spark.envelope import decode_envelope
 from cdcsync.kafka.header_filter import parse as parse_header_filter
 from cdcsync.kafka.spark_source import read_range
+from cdcsync.schema.spark import shape
 from cdcsync.schema.spark.columns import Col, schema_to_json, typed_row
 from cdcsync.schema.spark.evolution import merge
-from cdcsync.schema.spark.infer import infer_batch_columns
 from cdcsync.sinks import hudi
 
 _META_NAMES = {"topic": "_kafka_topic", "partition": "_kafka_partition", "offset": "_kafka_offset",
@@ -69,8 +69,11 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
         state.spec = replace(state.spec, primary_key=pk)
         state.key_known = True
         masking.check_key(masks, pk, state.spec.table_name)
-    found = infer_batch_columns(env, cfg.source.format)  # schema versions (and routed shards) widen to one type
+    env, found = shape.batch_columns(env, cfg)  # schema versions (and routed shards) widen to one type
     batch_cols, env = classify.unnamable_columns_are_bad(found.columns, env, [c.name for c in state.columns or []])
+    batch_cols, pins = type_conflicts.pin(env, state.columns, batch_cols, cfg, state.spec.primary_key)
+    for p in pins:  # its outliers are counted bad (incompatible_type); say which column held its type and why
+        pipe.reporter.event("type_kept", batch=batch.batch_id, table=state.spec.table_name, pin=p.describe())
     cols, changes = merge(state.columns, batch_cols, cfg.schema.columns)
     cols = masking.retype(cols, masks)
     incompatible = [c for c in changes if c.kind == "incompatible"]
@@ -87,7 +90,8 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
     typed += [F.lit(None).cast("string").alias(k) for k in pk if k not in {c.name for c in cols}]
     typed = typed or [F.lit(None).cast("string").alias("_no_columns")]
     df = env.select("*", F.struct(*typed).alias("_t"), cast_bad.alias("_cast_bad"))
-    df = classify.classified(df, pk, classify.schema_check(cfg)).persist(StorageLevel.MEMORY_AND_DISK)
+    df = type_conflicts.relabel(classify.classified(df, pk, classify.schema_check(cfg)), pins)
+    df = df.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         counts = ledger.count(df)
         ledger.check(counts, batch)
@@ -99,8 +103,8 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
         if bad_total and pipe.on_bad is not None:
             bad = masking.scrub_raw(df.where(F.col("_class") == "bad"), masks, cfg.source.format)
             samples = pipe.on_bad(bad, batch.batch_id, bad_total)
-        good = _table_rows(df.where(F.col("_class").isin("upserted", "deleted")), cfg, cols, masks, route,
-                           state.ordering)
+        good = masking.scrub_metadata(df.where(F.col("_class").isin("upserted", "deleted")), masks, cfg.source.format)
+        good = _table_rows(good, cfg, cols, masks, route, state.ordering)
         pipe.reporter.event("writing", batch=batch.batch_id, table=state.spec.table_name,
                             rows=sum(c["upserted"] + c["deleted"] for c in counts.values()))
         maybe_crash("before_write", batch.batch_id)

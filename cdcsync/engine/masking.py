@@ -80,11 +80,42 @@ def scrub_raw(df: DataFrame, masks: dict, fmt: str = "json") -> DataFrame:
     if not masks:
         return df
     if fmt in ("csv", "raw"):
-        return (df.withColumn("_value", F.lit(None).cast("string"))
-                .withColumn("_raw_value", F.lit(None).cast("binary"))
-                .withColumn("_kafka_key", F.lit(None).cast("binary")))
+        value = F.lit(None).cast("string")
+    else:
+        value = _scrub_text(F.col("_value"), sorted(masks))
+    df = df.withColumn("_value", value).withColumn("_raw_value", F.encode(value, "UTF-8"))
+    if "_reason" in df.columns:  # a JSON Schema message quotes the failing value, which may be (or hold) a masked one
+        where = F.regexp_extract(F.col("_reason_detail"), r"^(JSON Schema: [^:]*):", 1)
+        hidden = F.concat(where, F.lit(": fails validate_with (message withheld: it may quote a masked value)"))
+        df = df.withColumn("_reason_detail", F.when(F.col("_reason") == "schema_validation", hidden)
+                           .otherwise(F.col("_reason_detail")))
+    return scrub_metadata(df, masks, fmt)
+
+
+def scrub_metadata(df: DataFrame, masks: dict, fmt: str = "json") -> DataFrame:
+    """The Kafka key and headers, wherever they are copied (metadata columns, dead letters): a JSON-object key
+    has its masked fields replaced as in a value; any other key is dropped (it may be the masked value itself);
+    a header named after a masked column is replaced, and masked fields inside a JSON header value too."""
+    if not masks:
+        return df
     names = sorted(masks)
-    value = _scrub_text(F.col("_value"), names)
-    key = _scrub_text(F.col("_kafka_key").cast("string"), names)
-    return (df.withColumn("_value", value).withColumn("_raw_value", F.encode(value, "UTF-8"))
-            .withColumn("_kafka_key", F.encode(key, "UTF-8")))
+    text = F.col("_kafka_key").cast("string")
+    json_key = F.ltrim(text).startswith("{") & F.lit(fmt not in ("csv", "raw"))
+    df = df.withColumn("_kafka_key", F.when(json_key, F.encode(_scrub_text(text, names), "UTF-8")))
+    if not dict(df.dtypes)["_kafka_headers"].startswith("array"):  # a source without headers: nothing to scrub
+        return df
+    return df.withColumn("_kafka_headers", _scrub_headers(F.col("_kafka_headers"), names))
+
+
+def _scrub_headers(headers: Column, names: list[str]) -> Column:
+    masked = F.encode(F.lit(MASKED_TEXT), "UTF-8")
+    alt = "|".join(r"\Q" + n + r"\E" for n in names)
+
+    def one(h: Column) -> Column:
+        text = F.decode(h["value"], "UTF-8")
+        value = (F.when(h["key"].isin(names) & h["value"].isNotNull(), masked)
+                 .when(text.rlike(r'"(?:' + alt + r')"\s*:'), F.encode(_scrub_text(text, names), "UTF-8"))
+                 .otherwise(h["value"]))
+        return F.struct(h["key"].alias("key"), value.alias("value"))
+
+    return F.transform(headers, one)

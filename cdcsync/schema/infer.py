@@ -12,7 +12,7 @@ from cdcsync.errors import SchemaError
 from cdcsync.formats.base import Change, Coord
 from cdcsync.formats.vocabulary import SKIP, UPSERT
 from cdcsync.schema.model import DATA, DECLARED, ENVELOPE, HINT, ColumnSchema, TableSchema
-from cdcsync.schema.options import InferOptions
+from cdcsync.schema.options import FLATTEN_SEP, InferOptions
 from cdcsync.schema.types import STRING, ColumnType, Kind, holds, widen
 from cdcsync.schema.values import fits, seen_type_for, text_type
 
@@ -157,11 +157,11 @@ class SchemaInferrer:
             c.saturated = c.origin == ENVELOPE or c.saturated
 
     def _flat(self, t: _Table, row: dict, prefix: str = "", path: tuple = ()):
-        """(column, value) pairs of a row with nested objects flattened to `a.b` names; collisions are errors."""
+        """(column, value) pairs of a row with nested objects flattened to `a_b` names; collisions are errors."""
         for k, v in row.items():
             name, p = f"{prefix}{k}", (*path, k)
             if type(v) is dict and v:
-                yield from self._flat(t, v, f"{name}.", p)
+                yield from self._flat(t, v, f"{name}{FLATTEN_SEP}", p)
                 continue
             known = t.paths.get(name)
             if known is None:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from cdcsync.errors import ConfigError
 from cdcsync.schema.types import ColumnType, parse_type
 
+FLATTEN_SEP = "_"  # joins a flattened column's path: Hudi column names take letters, digits and _ only
+
 
 @dataclass(frozen=True)
 class InferOptions:

@@ -33,6 +33,11 @@ class ColumnChange:
         return f"column {self.column} changed {self.old} → {self.new}, which the table cannot take"
 
 
+def promotable(old: str, new: str) -> bool:
+    """Can Hudi change an existing column of type `old` to `new` on write?"""
+    return (parse_type(old).kind, parse_type(new).kind) in _HUDI_PROMOTIONS
+
+
 def _spark(t: str) -> str:
     return parse_type(t).spark_ddl()
 
@@ -64,7 +69,7 @@ def merge(current: list[Col], batch: list[Col], declared: dict[str, str]) -> tup
             if (old.encoding, old.scale) != (b.encoding, b.scale):
                 out[out.index(old)] = by_name[b.name] = Col(old.name, old.type, b.encoding, b.scale)
             continue
-        kind = "widen" if (parse_type(old.type).kind, wide.kind) in _HUDI_PROMOTIONS else "incompatible"
+        kind = "widen" if promotable(old.type, wide_t) else "incompatible"
         new = Col(old.name, wide_t, b.encoding if wide_t == b.type else PLAIN, b.scale)
         out[out.index(old)] = by_name[b.name] = new
         changes.append(ColumnChange(kind, b.name, old.type, wide_t))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -193,3 +194,69 @@ def test_a_masked_field_holding_an_object_drops_the_raw_text(spark, bootstrap, m
     dead = [r.asDict() for r in dead_letter.read(spark, load_config(cfg)).collect()]
     assert len(dead) == 2 and all(r["value"] is None and r["value_text"] is None for r in dead)
     assert CLEAR[0] not in str(dead) and CLEAR[3] not in str(dead)
+
+
+IDS = [73519001, 73519002, 73519003]  # distinctive enough to grep for in every file
+
+
+def test_a_masked_key_and_the_key_and_headers_columns_keep_no_clear_value(spark, bootstrap, make_topic, produce,
+                                                                          tmp_path, monkeypatch, capfd):
+    """Issue 14, point 6: the primary key "id" is masked (hash), "email" sits in the Kafka key JSON and in a header,
+    "ssn" inside a JSON header; metadata_columns copies key and headers into the table. Nothing of them is left in
+    clear in the table files, the dead-letter table or the output."""
+    monkeypatch.setenv("T_MASK_SALT", SALT)
+    monkeypatch.setenv("T_MASK_KEY", KEY)
+    topic = make_topic()
+    keys = [json.dumps({"id": IDS[0], "email": CLEAR[3]}), json.dumps({"id": IDS[1], "email": CLEAR[4]}),
+            CLEAR[5]]  # the last key is not a JSON object: it could be the masked value itself
+    headers = [[("email", CLEAR[3].encode()), ("ctx", b'{"ssn": "%s", "x": 1}' % CLEAR[0].encode()),
+                ("trace", b"t-1")],
+               [("email", CLEAR[4].encode()), ("trace", b"t-2")], []]
+    produce(topic, [{"id": IDS[0], "ssn": CLEAR[0], "email": CLEAR[3], "age": 30},
+                    {"id": IDS[1], "ssn": CLEAR[1], "email": CLEAR[4], "age": "old"},  # bad: dead-lettered
+                    {"id": IDS[2], "ssn": CLEAR[2], "email": CLEAR[5], "age": 3}], keys=keys, headers=headers)
+    cfg = masked_config(tmp_path, bootstrap, topic,
+                        **{"source.metadata_columns": ["topic", "partition", "offset", "key", "headers"]})
+    cfg.write_text(cfg.read_text() + '\n[[mask]]\ncolumn = "id"\nmethod = "hash"\nsalt_env = "T_MASK_SALT"\n')
+    summary = run_once(cfg, spark)
+    assert summary.totals["upserted"] == 2 and summary.totals["bad"] == 1
+
+    def hashed(v) -> str:
+        return hashlib.sha256((SALT + str(v)).encode()).hexdigest()
+
+    rows = {r["id"]: r for r in spark_rows(spark, str(tmp_path / "table"))}
+    assert set(rows) == {hashed(IDS[0]), hashed(IDS[2])}
+    first = rows[hashed(IDS[0])]
+    assert bytes(first["_kafka_key"]).decode() == f'{{"id": "{MASKED_TEXT}", "email": "{MASKED_TEXT}"}}'
+    assert {h["key"]: bytes(h["value"]).decode() for h in first["_kafka_headers"]} == {
+        "email": MASKED_TEXT, "ctx": f'{{"ssn": "{MASKED_TEXT}", "x": 1}}', "trace": "t-1"}
+    assert rows[hashed(IDS[2])]["_kafka_key"] is None  # a key that is not a JSON object is dropped
+
+    (dead,) = [r.asDict() for r in spark.read.format("hudi").load(summary.dead_letter_path).collect()]
+    assert bytes(dead["key"]).decode() == f'{{"id": "{MASKED_TEXT}", "email": "{MASKED_TEXT}"}}'
+    assert {h["key"]: bytes(h["value"]).decode() for h in dead["headers"]} == {"email": MASKED_TEXT, "trace": "t-2"}
+    assert f'"id": "{MASKED_TEXT}"' in dead["value_text"]
+
+    everything = {"all files": file_bytes(tmp_path).decode("latin-1"), "dead-letter rows": str(dead),
+                  "table rows": str(rows), "output": capfd.readouterr().err}
+    for clear in [*CLEAR[:6], *map(str, IDS)]:
+        for where, text in everything.items():
+            assert clear not in text, f"{clear!r} in clear in the {where}"
+
+
+def test_a_json_schema_failure_does_not_quote_a_masked_value(spark, bootstrap, make_topic, produce, tmp_path,
+                                                             monkeypatch):
+    """jsonschema's messages quote the failing value: with masks, the dead letter keeps only where it failed."""
+    monkeypatch.setenv("T_MASK_SALT", SALT)
+    monkeypatch.setenv("T_MASK_KEY", KEY)
+    topic = make_topic()
+    produce(topic, [{"id": 1, "ssn": CLEAR[0], "age": 3}])
+    (tmp_path / "row.json").write_text('{"properties": {"ssn": {"pattern": "^[0-9]{3}$"}}}')
+    cfg = masked_config(tmp_path, bootstrap, topic, **{"schema.validate_with": "row.json"})
+    assert run_once(cfg, spark).totals["bad"] == 1
+    from cdcsync.config import load_config
+    from cdcsync.sinks import dead_letter
+
+    (dead,) = [r.asDict() for r in dead_letter.read(spark, load_config(cfg)).collect()]
+    assert dead["reason"] == "schema_validation" and dead["error"].startswith("JSON Schema: ssn: ")
+    assert CLEAR[0] not in str(dead)

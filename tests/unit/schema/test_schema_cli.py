@@ -92,7 +92,7 @@ def test_declared_types_from_the_config_and_flags_win(cli, lines, tmp_path):
     cfg = config(tmp_path, extra='[schema]\nflatten_nested_columns = true\n[schema.columns]\nprice = "DECIMAL(18,2)"\n')
     path = lines({"price": 1.5, "n": {"a": "2024-01-01"}})
     code, out, _ = cli(cfg, "--from-file", path, "-o", "toml")
-    assert code == 0 and tomllib.loads(out)["schema"]["columns"] == {"price": "DECIMAL(18,2)", "n.a": "DATE"}
+    assert code == 0 and tomllib.loads(out)["schema"]["columns"] == {"price": "DECIMAL(18,2)", "n_a": "DATE"}
     code, out, _ = cli(cfg, "--from-file", path, "-o", "toml", "--no-flatten-nested-columns", "--primitive-as-string",
                        "--column", "price=DOUBLE")
     assert code == 0 and tomllib.loads(out)["schema"]["columns"] == {"price": "DOUBLE", "n": "STRING"}

@@ -105,24 +105,24 @@ def test_nested_values_are_json_text_unless_flattened():
     rows = [{"id": 1, "n": {"a": 1, "b": {"c": "2024-01-01"}}, "arr": [1, 2]}]
     assert types(rows) == {"id": "BIGINT", "n": "STRING", "arr": "STRING"}
     flat = infer(rows, flatten_nested_columns=True).result()["t"].columns
-    assert {n: str(c.type) for n, c in flat.items()} == {"id": "BIGINT", "n.a": "BIGINT", "n.b.c": "DATE",
+    assert {n: str(c.type) for n, c in flat.items()} == {"id": "BIGINT", "n_a": "BIGINT", "n_b_c": "DATE",
                                                          "arr": "STRING"}
-    assert flat["n.b.c"].path == ("n", "b", "c")
+    assert flat["n_b_c"].path == ("n", "b", "c")
 
 
 def test_flattening_a_null_object_keeps_only_the_leaves():
     cols = infer([{"n": None}, {"n": {"a": 1}}], flatten_nested_columns=True).result()["t"].columns
-    assert list(cols) == ["n.a"] and cols["n.a"].nullable
+    assert list(cols) == ["n_a"] and cols["n_a"].nullable
 
 
 def test_flattening_collision_names_both_paths():
     with pytest.raises(SchemaError) as e:
-        infer([{"a.b": 1, "a": {"b": 2}}], flatten_nested_columns=True)
-    assert "'a.b'" in e.value.message and "'a' → 'b'" in e.value.message
-    assert e.value.facts["paths"] == [["a.b"], ["a", "b"]]
+        infer([{"a_b": 1, "a": {"b": 2}}], flatten_nested_columns=True)
+    assert "'a_b'" in e.value.message and "'a' → 'b'" in e.value.message
+    assert e.value.facts["paths"] == [["a_b"], ["a", "b"]]
     assert e.value.exit_code == 79
     with pytest.raises(SchemaError):  # across records too
-        infer([{"a": {"b": 2}}, {"a.b": 1}], flatten_nested_columns=True)
+        infer([{"a": {"b": 2}}, {"a_b": 1}], flatten_nested_columns=True)
 
 
 def test_primitive_as_string():

@@ -43,7 +43,7 @@ def test_json_schema_round_trip_with_mixed_and_nullable_values():
 def test_json_schema_describes_flattened_columns_as_the_nested_objects_they_come_from():
     rows = [{"id": 1, "n": {"a": 1, "b": {"c": "x"}}}, {"id": 2, "n": {"a": 2, "b": None}}, {"id": 3, "n": None}]
     tables = infer(rows, flatten_nested_columns=True)
-    assert list(tables["t"].columns) == ["id", "n.a", "n.b.c"]
+    assert list(tables["t"].columns) == ["id", "n_a", "n_b_c"]
     v = validator(tables)
     assert all(v.is_valid(r) for r in rows)
     assert not v.is_valid({"id": 4, "n": {"a": "text"}})
