@@ -61,12 +61,7 @@ def convert(text: Column, col: Col) -> Column:
     """The typed value of one column from its JSON text."""
     enc, t = col.encoding, col.type.upper()
     if enc == DBZ_DECIMAL:
-        digits = _unscaled_digits(text)
-        as_text = _place_point(digits, col.scale)
-        # plain JSON numbers also occur (decimal.format=NUMERIC): they are not base64
-        numeric = text.rlike(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$") & ~text.rlike(r"^[0-9]{4}$")
-        value = F.when(numeric, text).otherwise(as_text)
-        return value if t == "STRING" else value.cast(t)
+        return _connect_decimal(text, col.scale, t)
     if enc == DBZ_VARIABLE_DECIMAL:
         digits = _unscaled_digits(F.get_json_object(text, "$.value"))
         return _place_point(digits, F.get_json_object(text, "$.scale").cast("int"))
@@ -95,6 +90,14 @@ def convert(text: Column, col: Col) -> Column:
     if t in ("TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT"):  # a cast would truncate 1.9 to 1 silently
         return F.when(text.rlike(r"^\s*-?[0-9]+(\.0+)?\s*$"), text.cast(t))
     return text.cast(t)
+
+
+def _connect_decimal(text: Column, scale: int | Column, t: str) -> Column:
+    as_text = _place_point(_unscaled_digits(text), scale)
+    # plain JSON numbers also occur (decimal.format=NUMERIC): they are not base64
+    numeric = text.rlike(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$") & ~text.rlike(r"^[0-9]{4}$")
+    value = F.when(numeric, text).otherwise(as_text)
+    return value if t == "STRING" else value.cast(t)
 
 
 def _unscaled_digits(b64: Column) -> Column:
@@ -155,17 +158,35 @@ def typed_row(row_text: Column, cols: list[Col], versions: dict[int, list[Col]] 
     schema's xxhash64 → its columns), a record of a version whose column is carried differently is decoded by its
     own version's rule, then cast to the table's type."""
     parsed = F.from_json(row_text, text_struct([c.name for c in cols]))
-    own = {h: {c.name: c for c in vcols} for h, vcols in (versions or {}).items()}
-    version = F.xxhash64(F.col("_schema"))
     typed, bad = [], []
     for c in cols:
         raw = parsed[c.name]
-        val = convert(raw, c)
-        for h, by_name in own.items():
-            v = by_name.get(c.name)
+        others: dict[Col, list[int]] = {}  # a version's way of carrying the column → the versions carrying it so
+        for h, vcols in (versions or {}).items():
+            v = next((x for x in vcols if x.name == c.name), None)
             if v is not None and (v.type, v.encoding, v.scale) != (c.type, c.encoding, c.scale):
-                val = F.when(version == F.lit(h), convert(raw, v).cast(c.type)).otherwise(val)
+                others.setdefault(v, []).append(h)
+        val = _versioned(raw, c, others) if others else convert(raw, c)
         typed.append(val.alias(c.name))
         bad.append(F.when(raw.isNotNull() & val.isNull(), F.lit(c.name)))
     bad_arr = F.filter(F.array(*bad), lambda x: x.isNotNull()) if bad else F.array().cast("array<string>")
     return typed, bad_arr
+
+
+def _versioned(raw: Column, c: Col, others: dict[Col, list[int]]) -> Column:
+    """`raw` decoded by its record's schema version. The decimal conversion is a large expression: every version
+    carrying Connect decimals shares one, with the scale chosen per version, so the plan stays small."""
+    version = F.xxhash64(F.col("_schema"))
+    decimals = {v: hs for v, hs in others.items() if v.encoding == DBZ_DECIMAL}
+    val = None if c.encoding == DBZ_DECIMAL and decimals else convert(raw, c)
+    if decimals:
+        scale = F.lit(c.scale if c.encoding == DBZ_DECIMAL else None).cast("int")
+        for v, hs in decimals.items():
+            scale = F.when(version.isin(*hs), F.lit(v.scale)).otherwise(scale)
+        dec = _connect_decimal(raw, scale, c.type)
+        mine = [h for hs in decimals.values() for h in hs]
+        val = dec if val is None else F.when(version.isin(*mine), dec).otherwise(val)
+    for v, hs in others.items():
+        if v.encoding != DBZ_DECIMAL:
+            val = F.when(version.isin(*hs), convert(raw, v).cast(c.type)).otherwise(val)
+    return val
