@@ -10,11 +10,12 @@ KAFKA_PORT ?= 9092
 BENCH_SIZE ?= smoke
 BENCH_ARGS ?=
 
-.PHONY: help setup prereqs bundles kafka-up kafka-down test test-unit test-integration conformance demo bench lint clean
+.PHONY: help setup prereqs bundles kafka-up kafka-down test soak test-unit test-integration conformance demo bench lint clean
 
 help:
 	@echo "make demo   - start a local broker, produce sample Debezium events, sync them into a Hudi table, show it"
 	@echo "make test   - install everything, fetch bundles, run the unit and integration tests"
+	@echo "make soak   - the long runs make test leaves out (back-to-back processes, 50 replayed ranges)"
 	@echo "make conformance - the same checks against the real CDC corpus (CDCSYNC_FIXTURES, else ../shared/fixtures/cdc)"
 	@echo "make bench  - the same Debezium workload through cdcsync (MOR, COW) and the Parquet floor (BENCH_SIZE=smoke|full)"
 	@echo "make setup | bundles | kafka-up | kafka-down | lint | clean"
@@ -43,7 +44,11 @@ kafka-down:
 	@test -x $(PY) && $(PY) -m devtools.local_kafka down || true
 
 test: setup
-	$(VENV)/bin/pytest -q tests/unit tests/integration
+	$(VENV)/bin/pytest -q -m "not soak" tests/unit tests/integration
+
+# the long runs: 20 back-to-back `run --once` processes, 50 replayed ranges; CI runs them after `make test`
+soak: setup
+	$(VENV)/bin/pytest -q -m soak tests/integration
 
 test-unit: setup
 	$(VENV)/bin/pytest -q tests/unit

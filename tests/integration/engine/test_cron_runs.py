@@ -14,7 +14,8 @@ import pytest
 from tests.cli import cdcsync
 from tests.integration.engine.helpers import hudi_rs_rows, spark_rows, write_config
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]  # 20 cdcsync processes, each starting its own JVM
+# 20 cdcsync processes, each starting its own JVM
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.soak]
 
 RUNS = 20
 KEYS = 6  # each run upserts 3 of them

@@ -52,6 +52,7 @@ def history(n: int, seed: int) -> tuple[list[tuple[str, str]], dict[int, dict]]:
     return out, state
 
 
+@pytest.mark.soak  # 50 replays, one Hudi commit each
 def test_replaying_any_applied_range_never_resurrects(spark, bootstrap, make_topic, produce, tmp_path):
     changes, final = history(40, seed=14)
     topic = make_topic()
