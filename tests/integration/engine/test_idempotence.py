@@ -59,8 +59,9 @@ def test_out_of_order_within_and_across_batches(spark, bootstrap, make_topic, pr
 
 def test_late_older_update_does_not_overwrite_newer(spark, bootstrap, make_topic, produce, tmp_path):
     topic = make_topic()
-    new = {"op": "u", "before": None, "after": {"id": 1, "v": "new"}, "source": {"ts_ms": 2000}}
-    old = {"op": "u", "before": None, "after": {"id": 1, "v": "old"}, "source": {"ts_ms": 1000}}
+    # a PostgreSQL change read late: its log position (and time) is older than the one already applied
+    new = {"op": "u", "before": None, "after": {"id": 1, "v": "new"}, "source": {"ts_ms": 2000, "lsn": 2000}}
+    old = {"op": "u", "before": None, "after": {"id": 1, "v": "old"}, "source": {"ts_ms": 1000, "lsn": 1000}}
     produce(topic, [json.dumps(new)])
     cfg = write_config(tmp_path, bootstrap, topic, "debezium-json", "MERGE_ON_READ", **{"sink.primary_key": ["id"]})
     run_once(cfg, spark)
