@@ -36,27 +36,29 @@ def settle(rows: DataFrame, spec: hudi.TableSpec, mode: str) -> DataFrame:
         return rows
     spark = rows.sparkSession
     marks = _marker_spec(spec)
-    if hudi.table_exists(spark, marks.path) and hudi.latest_instant(spark, spec.path) is None:
+    exists = hudi.table_exists(spark, marks.path)
+    if exists and hudi.latest_instant(spark, spec.path) is None:
         _remove(spark, marks.path)  # the target has no commit: these markers belong to an earlier table at its path
+        exists = False
     order = F.col(f"`{spec.ordering_fields[0]}`")
     key = F.to_json(F.struct(*[F.col(f"`{k}`") for k in spec.primary_key]))
     deleted, upserted = rows.agg(F.count(F.when(F.col(hudi.DELETED), 1)),
                                  F.count(F.when(~F.col(hudi.DELETED), 1))).first()
-    known = None
-    if hudi.table_exists(spark, marks.path):
-        known = spark.read.format("hudi").load(marks.path).select(F.col(KEY).alias("_m_key"),
-                                                                  order.alias("_m_order"))
+    known = _markers(spark, marks.path, order) if exists else None
     covered = (key == F.col("_m_key")) & (F.col("_m_order") >= order)  # a marker at least as new as the row
     if deleted:  # a delete without an ordering value (a key-only image and a custom ordering_field) marks nothing
         new = rows.where(F.col(hudi.DELETED) & order.isNotNull())
         new = (new if known is None else new.join(known, covered, "left_anti")).select(key.alias(KEY), order)
         if not new.isEmpty():  # replays and re-reads find their markers written: no commit for them
             hudi.write_batch(new, marks, {})
-            known = spark.read.format("hudi").load(marks.path).select(F.col(KEY).alias("_m_key"),
-                                                                      order.alias("_m_order"))
+            known = _markers(spark, marks.path, order)
     if not upserted or known is None:
         return rows
     return rows.join(known, covered & ~F.col(hudi.DELETED), "left_anti")
+
+
+def _markers(spark, path: str, order):
+    return spark.read.format("hudi").load(path).select(F.col(KEY).alias("_m_key"), order.alias("_m_order"))
 
 
 def _marker_spec(spec: hudi.TableSpec) -> hudi.TableSpec:
