@@ -1,15 +1,16 @@
 """Where a change sits in its source's log, as fixed-width text that sorts in log order (Hudi's
 MySqlDebeziumAvroPayload / PostgresDebeziumAvroPayload rule): the table's ordering value is this position, then the
 Kafka coordinates as the tie-breaker. A record whose envelope carries no position orders by Kafka alone, which is
-the log order of a keyed topic.
+the log order of a keyed topic, and before every positioned one: a Maxwell bootstrap row has no position, and any
+binlog change to its key is at least as new as the state the bootstrap read.
 
-Kinds (the first letter; one table sees one kind, because one connector writes it):
+Kinds (the first character; a connector writes one kind, plus "0" for rows it could not place):
   b  MySQL/MariaDB binlog: file number, position, row in the event (Debezium source.file/pos/row, Maxwell
      position + xoffset). Snapshot rows carry the position the snapshot started from, so streamed changes win.
   l  PostgreSQL LSN (Debezium source.lsn).
   s  SQL Server / Db2: commit LSN, change LSN, event serial number (Debezium source.commit_lsn/change_lsn/…).
   o  Oracle SCN (Debezium source.scn).
-  k  none: Kafka (partition, offset) only.
+  0  none: Kafka (partition, offset) only.
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ def maxwell(position: Column, xoffset: Column) -> Column:
 
 
 def order(position: Column, kafka_partition: Column, kafka_offset: Column, row_index: Column) -> Column:
-    """The table's ordering value: log position (or "k"), then partition, offset and row inside the message."""
-    return F.concat(F.coalesce(position, F.lit("k")), F.lit("."),
+    """The table's ordering value: log position (or "0"), then partition, offset and row inside the message."""
+    return F.concat(F.coalesce(position, F.lit("0")), F.lit("."),
                     F.format_string("%010d.%019d.%05d", kafka_partition, kafka_offset, row_index.cast("int")))
 
 

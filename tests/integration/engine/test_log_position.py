@@ -95,4 +95,4 @@ def test_a_new_table_records_its_ordering(spark, tmp_path):
                                    **{"sink.primary_key": ["id"]}))
     sync_rows(spark, cfg, kafka_rows(spark, [{"id": 1}], first_offset=3))
     assert hudi.last_checkpoint(spark, cfg.sink.path)["ordering"] == hudi.ORDERING
-    assert spark_rows(spark, cfg.sink.path)[0][hudi.ORDER] == "k.0000000000.0000000000000000003.00000"
+    assert spark_rows(spark, cfg.sink.path)[0][hudi.ORDER] == "0.0000000000.0000000000000000003.00000"
