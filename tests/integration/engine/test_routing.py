@@ -143,7 +143,8 @@ def test_eight_shards_merge_with_widened_types(spark, bootstrap, make_topic, pro
     msgs.append(canal("app", "order_2", "UPDATE", [{**expected[200], "note": "changed"}],
                       {"id": "int", "amount": "decimal(10,2)", "qty": "int", "note": "varchar(20)"}, 2000))
     expected[200] = {**expected[200], "note": "changed"}
-    produce(topic, msgs)
+    # keyed by source table like canal.mq.partitionHash: Canal carries no log position, so Kafka order decides
+    produce(topic, msgs, keys=[f"app.{m['table']}" for m in msgs])
     cfg = routed_config(tmp_path, bootstrap, topic, "canal-json", [
         {"source_table": r"app\.order_\d+", "sink_table": "orders", "source_column": "source_table"}])
     summary = run_once(cfg, spark)
