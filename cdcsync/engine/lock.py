@@ -49,7 +49,7 @@ class WriterLock:
         finally:
             stream.close()
         if info.get("host") == socket.gethostname():
-            return info if _pid_alive(int(info.get("pid", -1))) else None
+            return info if local_holder_alive(info) else None
         return info if time.time() - float(info.get("heartbeat", 0)) < STALE_AFTER_S else None
 
     def acquire(self, table: str) -> None:
@@ -77,14 +77,34 @@ class WriterLock:
             self.held = False
 
     def _write(self) -> None:
-        body = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "what": self.what,
-                           "started": self._started, "heartbeat": time.time()})
+        body = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "process": process_identity(os.getpid()),
+                           "what": self.what, "started": self._started, "heartbeat": time.time()})
         out = self._fs.create(self._path, True)
         try:
             out.write(bytearray(body.encode()))
         finally:
             out.close()
         self._last_beat = time.monotonic()
+
+
+def local_holder_alive(info: dict) -> bool:
+    """The lock's pid is running and is still the process that wrote it (a reused pid is not)."""
+    pid = int(info.get("pid", -1))
+    if not _pid_alive(pid):
+        return False
+    recorded, now = info.get("process"), process_identity(pid)
+    return recorded is None or now is None or recorded == now
+
+
+def process_identity(pid: int) -> str | None:
+    """Boot id and start time of `pid` (Linux /proc), which a later process reusing the pid cannot share."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            started = f.read().rsplit(")", 1)[1].split()[19]  # field 22, starttime, after the command name
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f"{f.read().strip()}:{started}"
+    except (OSError, IndexError):
+        return None
 
 
 def _pid_alive(pid: int) -> bool:
