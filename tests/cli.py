@@ -53,7 +53,8 @@ def infer_schema(*args, timeout: float = 120) -> subprocess.CompletedProcess:
     return cdcsync("infer-schema", *args, timeout=timeout, jvm_free=True)
 
 
-def start(*args, env: dict | None = None) -> subprocess.Popen:
-    """Start `cdcsync ARGS…` in the background (stdout and stderr piped, text mode)."""
+def start(*args, env: dict | None = None, own_group: bool = False) -> subprocess.Popen:
+    """Start `cdcsync ARGS…` in the background (stdout and stderr piped, text mode); `own_group` gives it a process
+    group of its own, as a service manager does, so the group can be signalled without the test."""
     return subprocess.Popen([sys.executable, "-m", "cdcsync", *map(str, args)], cwd=ROOT, env=_env(env),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=own_group)

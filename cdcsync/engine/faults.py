@@ -1,6 +1,7 @@
 """Fault injection for the crash tests: CDCSYNC_FAULT="<point>:<batch>" kills this process with SIGKILL at that
-point of that batch, exactly as `kill -9` would. Points: before_write, after_write (Hudi committed, nothing
-else done). Unset in production: the check is one dict lookup."""
+point of that batch, exactly as `kill -9` would; "<point>:<batch>:TERM" sends SIGTERM to its whole process group
+instead, as a service manager's stop does. Points: before_write, after_write (Hudi committed, nothing else done).
+Unset in production: the check is one dict lookup."""
 
 from __future__ import annotations
 
@@ -10,5 +11,7 @@ import signal
 
 def maybe_crash(point: str, batch_id: int) -> None:
     spec = os.environ.get("CDCSYNC_FAULT")
-    if spec and spec == f"{point}:{batch_id}":
+    if spec == f"{point}:{batch_id}":
         os.kill(os.getpid(), signal.SIGKILL)
+    elif spec == f"{point}:{batch_id}:TERM":
+        os.killpg(os.getpgid(0), signal.SIGTERM)

@@ -61,6 +61,9 @@ class KafkaBatches:
     def batches(self) -> Iterator[BatchInput]:
         cfg, view = self.pipe.cfg, self.view
         while True:
+            if self.stop:  # a signal during the wait before this batch: plan nothing more
+                self.summary.stopped_by = "signal"
+                return
             start = self.next_start
             if cfg.source.topic_pattern and not self.once:
                 self.topics = view.resolve_topics(None, cfg.source.topic_pattern)
@@ -76,17 +79,12 @@ class KafkaBatches:
                                for t, ps in start.items()})
                 self.redo_end = None
             if end == start:
-                if self.once or self.stop:
+                if self.once:
                     return
                 self._sleep(seconds(cfg.run.trigger_interval))
-                if self.stop:
-                    return
                 continue
             self._t_batch = time.monotonic()
             yield BatchInput(self.batch_id, start.copy(), end, redo=redo)
-            if self.stop:
-                self.summary.stopped_by = "signal"
-                return
             if not self.once:
                 self._sleep(max(0.0, seconds(cfg.run.trigger_interval) - (time.monotonic() - self._t_batch)))
 
@@ -129,11 +127,10 @@ class Runner:
         pipe, cfg = self.pipe, self.pipe.cfg
         view = pipe.kafka_view()
         source = KafkaBatches(pipe, view, self.once)
-        saved: dict = {}
+        saved = self._signals(source)  # first: a stop during start-up ends the run before its first batch
         try:
             source.topics = view.resolve_topics(cfg.source.topics, cfg.source.topic_pattern)  # before any JVM
-            pipe.spark  # noqa: B018 - Spark starts here, before the signal handlers (as it always has)
-            saved = self._signals(source)
+            pipe.spark  # noqa: B018 - Spark starts here
             pipe.lock_table("cdcsync run")
             if cfg.routes:
                 routing.check_patterns(pipe.spark, cfg)

@@ -25,7 +25,19 @@ BASE_CONF = {
     "spark.driver.memory": "2g",
     "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
     "spark.hadoop.fs.file.impl.disable.cache": "false",
+    # the status store keeps every query's plan text; wide CDC plans made 1,000 of them fill a 2 GB driver
+    "spark.sql.ui.retainedExecutions": "20",
+    "spark.ui.retainedJobs": "50",
+    "spark.ui.retainedStages": "50",
+    "spark.ui.retainedTasks": "5000",
+    "spark.ui.dagGraph.retainedRootRDDs": "50",
+    "spark.sql.streaming.ui.retainedQueries": "10",
 }
+
+
+# Hudi sizes records with JOL, which tries to attach agents to the JVM (slow, and refused here); its fallback is
+# what it ends up using anyway.
+_JOL_QUIET = "-Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true"
 
 
 def jars_dir() -> Path:
@@ -56,16 +68,32 @@ def build_session(app_name: str = "cdcsync", master: str = "local[2]", conf: dic
     jars = spark_jars()
     from pyspark.sql import SparkSession
 
+    if master.startswith("local") and "SPARK_LOCAL_IP" not in os.environ:
+        os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"  # one machine: loopback, without the "hostname resolves" warning
     log4j = Path(__file__).with_name("log4j2.properties")
+    java_opts = f"-Dlog4j2.configurationFile=file:{log4j} {_JOL_QUIET}"
     builder = (SparkSession.builder.appName(app_name).master(master).config("spark.jars", ",".join(jars))
-               .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
-               .config("spark.executor.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}"))
+               .config("spark.driver.extraJavaOptions", java_opts)
+               .config("spark.executor.extraJavaOptions", java_opts))
     for k, v in {**BASE_CONF, **(conf or {})}.items():
         builder = builder.config(k, v)
-    spark = _with_stdout_on_stderr(builder.getOrCreate)
+    spark = _with_stdout_on_stderr(lambda: _jvm_ignoring_sigterm(builder.getOrCreate))
     spark.sparkContext.setLogLevel("WARN")
     _init_hudi_metadata_payload(spark)
+    _init_jol_quietly(spark)
     return spark
+
+
+def _init_jol_quietly(spark) -> None:
+    # JOL prints "# WARNING: Unable to attach …" to System.out when it first starts, whatever the flags; start it
+    # here, once per driver JVM, with that stream muted
+    system = spark._jvm.java.lang.System
+    out = system.out
+    system.setOut(spark._jvm.java.io.PrintStream(spark._jvm.java.io.OutputStream.nullOutputStream()))
+    try:
+        spark._jvm.org.apache.hudi.org.openjdk.jol.vm.VM.current()
+    finally:
+        system.setOut(out)
 
 
 def _init_hudi_metadata_payload(spark) -> None:
@@ -81,6 +109,29 @@ def for_config(cfg, purpose: str = ""):
     conf = {k: v for k, v in cfg.spark.items() if k != "master"}
     name = "-".join(filter(None, ("cdcsync", purpose, cfg.sink.table_name)))
     return build_session(name, cfg.spark.get("master", "local[*]"), conf)
+
+
+def _jvm_ignoring_sigterm(start):
+    """Launch the JVM with SIGTERM ignored (inherited across exec, and then the JVM installs no handler of its own):
+    a service manager's stop signals the whole process group, and the JVM must outlive the batch cdcsync finishes."""
+    import signal
+    import subprocess
+
+    from pyspark import java_gateway
+
+    def popen(command, preexec_fn=None, **kwargs):
+        def child():
+            if preexec_fn:
+                preexec_fn()  # PySpark's own: SIGINT ignored
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+        return subprocess.Popen(command, preexec_fn=child, **kwargs)
+
+    java_gateway.Popen = popen
+    try:
+        return start()
+    finally:
+        java_gateway.Popen = subprocess.Popen
 
 
 def _with_stdout_on_stderr(start):
