@@ -7,8 +7,6 @@ whose end offset for its partition is past it. Latency = that completion time - 
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 import signal
 import statistics
 import subprocess
@@ -21,18 +19,10 @@ from bench.workload import Events, Workload
 
 def completed_commits(table: str) -> list[tuple[float, dict[int, int]]]:
     """[(completion epoch seconds, {partition: end offset})] of cdcsync's commits, oldest first."""
-    from fastavro import reader
+    from cdcsync.sinks import timeline
 
-    out = []
-    for f in (Path(table) / ".hoodie" / "timeline").glob("*_*.*commit"):
-        completion = f.name.split("_", 1)[1].split(".", 1)[0]
-        with f.open("rb") as fh:
-            meta = next(iter(reader(fh))).get("extraMetadata") or {}
-        offsets = meta.get("_cdcsync.offsets")
-        if offsets:  # compactions carry none
-            when = dt.datetime.strptime(completion, "%Y%m%d%H%M%S%f").timestamp()  # Hudi writes local time
-            parts = next(iter(json.loads(offsets).values()))
-            out.append((when, {int(p): o for p, o in parts.items()}))
+    out = [(c.instant.completed_at.timestamp(), next(iter(c.offsets.values())))
+           for c in timeline.commits(table) if c.offsets]  # compactions carry none
     return sorted(out, key=lambda c: c[0])
 
 

@@ -10,7 +10,7 @@ from enum import IntEnum
 
 class ExitCode(IntEnum):
     OK = 0  # everything succeeded
-    WARNINGS = 1  # probe: checks passed with warnings only
+    WARNINGS = 1  # probe: checks passed with warnings only; status: lag or commit age beyond `--max-lag` / `--max-age`
     USAGE = 2  # bad command-line usage (unknown option, missing argument)
     BAD_RECORD = 65  # run: a bad record with on_bad_record = "fail"; nothing of that batch committed
     TOPIC_MISSING = 66  # run / replay: a configured topic does not exist; probe --topic: the topic is missing

@@ -39,6 +39,11 @@ class SinkConfig:
     deletes: str = "hard"  # "hard": the row goes (a delete marker stays beside the table); "soft": _cdc_deleted
 
 
+def dead_letter_path(cfg) -> str:
+    """Where a config's dead-letter table lives: [run] dead_letter_path, else beside the table."""
+    return cfg.run.dead_letter_path or f"{cfg.sink.path.rstrip('/')}_dead_letter"
+
+
 def routed_path(sink_path: str, name: str) -> str:
     """Where the [[route]] table `name` lives: under [sink] path."""
     return f"{sink_path.rstrip('/')}/{name}"

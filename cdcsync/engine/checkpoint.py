@@ -10,6 +10,7 @@ import json
 from cdcsync.kafka.offsets import Offsets
 
 START_FILE = "start-offsets.json"
+ROUTES_PROGRESS_FILE = "routes-progress.json"  # a routed run's batch in flight (engine.routing)
 
 
 def _fs_path(spark, directory: str, name: str):

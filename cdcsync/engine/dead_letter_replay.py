@@ -194,7 +194,7 @@ def _replay(pipe: Pipeline, chosen: DataFrame, result: DeadLetterReplayResult) -
         landed = chosen.join(bad_keys, dead_letter.KEY, "left_anti")
     result.replayed = landed.count()
     if result.replayed:
-        dead_letter.mark_replayed(cfg, landed, result.instant or "", batch_id)
+        dead_letter.mark_replayed(cfg, landed, result.replayed, result.instant or "", batch_id)
     for r in result.still_bad[:3]:
         pipe.reporter.warn(f"still bad, left un-replayed: {r['topic']}/{r['partition']}@{r['offset']}: "
                            f"{r['reason']}: {r['error']}")

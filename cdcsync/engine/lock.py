@@ -10,6 +10,7 @@ import json
 import os
 import socket
 import time
+from pathlib import Path
 
 from cdcsync.errors import CdcsyncError
 from cdcsync.exit_codes import ExitCode
@@ -48,9 +49,7 @@ class WriterLock:
             return None
         finally:
             stream.close()
-        if info.get("host") == socket.gethostname():
-            return info if local_holder_alive(info) else None
-        return info if time.time() - float(info.get("heartbeat", 0)) < STALE_AFTER_S else None
+        return info if holder_alive(info) else None
 
     def acquire(self, table: str) -> None:
         other = self.holder()
@@ -85,6 +84,23 @@ class WriterLock:
         finally:
             out.close()
         self._last_beat = time.monotonic()
+
+
+def read_local(directory: str) -> dict | None:
+    """The live holder of the lock in a local `directory`, read without a JVM (`status`), or None."""
+    path = Path(directory.removeprefix("file://").removeprefix("file:")) / LOCK_FILE
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return info if holder_alive(info) else None
+
+
+def holder_alive(info: dict) -> bool:
+    """A lock written on this host lives while its process does; one from another host while it heartbeats."""
+    if info.get("host") == socket.gethostname():
+        return local_holder_alive(info)
+    return time.time() - float(info.get("heartbeat", 0)) < STALE_AFTER_S
 
 
 def local_holder_alive(info: dict) -> bool:

@@ -15,6 +15,7 @@ from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.lock import WriterLock, multi_writer_configured
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
 from cdcsync.errors import CdcsyncError, SourceError
+from cdcsync.kafka import view
 from cdcsync.kafka.view import KafkaView
 from cdcsync.schema.spark.columns import schema_from_json
 from cdcsync.sinks import hudi
@@ -53,11 +54,7 @@ class Pipeline:
 
     def kafka_view(self, group: bool = True) -> KafkaView:
         """Metadata and offset look-ups (kafka-python); `group=False` for commands that commit nothing."""
-        from cdcsync.kafka.security import from_properties
-
-        src = self.cfg.source
-        kwargs = from_properties(src.properties).kafka_python_kwargs()
-        return KafkaView(src.bootstrap_servers, kwargs, src.group_id if group else None)
+        return view.for_source(self.cfg.source, group)
 
     def hold_lock(self, directory: str, what: str, table: str) -> WriterLock:
         """Take the writer lock in `directory` for this process's life (released by `close`)."""

@@ -28,7 +28,6 @@ from cdcsync.schema.spark.columns import NAME
 from cdcsync.schema.spark.evolution import ColumnChange
 from cdcsync.sinks import hudi
 
-PROGRESS_FILE = "routes-progress.json"
 DEFAULT = -1  # route index of the default route ([sink] unrouted = "default")
 
 
@@ -94,16 +93,15 @@ def route_config(cfg, index: int, name: str):
 
 
 def read_progress(spark, directory: str) -> dict | None:
-    data = checkpoint.read_json(spark, directory, PROGRESS_FILE)
+    data = checkpoint.read_json(spark, directory, checkpoint.ROUTES_PROGRESS_FILE)
     if data is not None:
         data["start"], data["end"] = Offsets.from_json(data["start"]), Offsets.from_json(data["end"])
     return data
 
 
 def write_progress(spark, directory: str, batch: BatchInput, state: str) -> None:
-    checkpoint.write_json(spark, directory, PROGRESS_FILE, {"batch_id": batch.batch_id, "state": state,
-                                                            "start": batch.start.to_json(),
-                                                            "end": batch.end.to_json()})
+    record = {"batch_id": batch.batch_id, "state": state, "start": batch.start.to_json(), "end": batch.end.to_json()}
+    checkpoint.write_json(spark, directory, checkpoint.ROUTES_PROGRESS_FILE, record)
 
 
 # --- one batch split over the routed tables ----------------------------------------------------------------

@@ -104,6 +104,14 @@ class KafkaView:
                         for t, parts in offsets.items() for p, o in parts.items()})
 
 
+def for_source(src, group: bool = True) -> KafkaView:
+    """The view of a config's [source], with its security settings; `group=False` for commands that commit nothing."""
+    from cdcsync.kafka.security import from_properties
+
+    kwargs = from_properties(src.properties).kafka_python_kwargs()
+    return KafkaView(src.bootstrap_servers, kwargs, src.group_id if group else None)
+
+
 def _offset_and_metadata(cls, offset: int):
     try:
         return cls(offset, "", -1)  # kafka-python >= 2.0.3 has leader_epoch

@@ -7,10 +7,13 @@ crash) keeps one row. `cdcsync dead-letter replay` re-ingests rows and sets `rep
 
 from __future__ import annotations
 
+import json
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import __version__
+from cdcsync.config.model import dead_letter_path as path_for
 from cdcsync.sinks import hudi
 
 KEY = ["topic", "partition", "offset", "row_index"]
@@ -18,8 +21,6 @@ HEADERS_TYPE = "array<struct<key:string,value:binary>>"
 META_REPLAY_INSTANT = hudi.META_PREFIX + "replayed_into"  # on a marking commit: the main table's instant
 
 
-def path_for(cfg) -> str:
-    return cfg.run.dead_letter_path or f"{cfg.sink.path.rstrip('/')}_dead_letter"
 
 
 def spec_for(cfg) -> hudi.TableSpec:
@@ -59,7 +60,9 @@ def write(cfg, bad: DataFrame, batch_id: int) -> None:
         seen = read(spark, cfg).select(*KEY, F.col("first_seen").alias("_seen"))
         out = (out.join(seen, KEY, "left").withColumn("first_seen", F.coalesce("_seen", "first_seen"))
                .select(*out.columns))
-    hudi.write_batch(out, spec, {hudi.META_BATCH: str(batch_id)})
+    reasons = {r[0]: r[1] for r in bad.groupBy("_reason").count().collect()}
+    hudi.write_batch(out, spec, {hudi.META_BATCH: str(batch_id),
+                                 hudi.META_DL_REASONS: json.dumps(reasons, sort_keys=True)})
 
 
 def exists(spark, cfg) -> bool:
@@ -86,8 +89,10 @@ def as_kafka_rows(dl: DataFrame) -> DataFrame:
     )
 
 
-def mark_replayed(cfg, chosen: DataFrame, replay_instant: str, batch_id: int) -> None:
-    """Upsert the chosen rows back with replayed = true; same key and ordering value, so the new image wins."""
+def mark_replayed(cfg, chosen: DataFrame, count: int, replay_instant: str, batch_id: int) -> None:
+    """Upsert the `count` chosen rows back with replayed = true; same key and ordering value, so the new image
+    wins."""
     marked = (chosen.withColumn("replayed", F.lit(True))
               .withColumn("replayed_at", F.current_timestamp()))
-    hudi.write_batch(marked, spec_for(cfg), {hudi.META_BATCH: str(batch_id), META_REPLAY_INSTANT: replay_instant})
+    hudi.write_batch(marked, spec_for(cfg), {hudi.META_BATCH: str(batch_id), META_REPLAY_INSTANT: replay_instant,
+                                             hudi.META_DL_REPLAYED: str(count)})

@@ -19,6 +19,8 @@ META_SCHEMA_CHANGES = META_PREFIX + "schema_changes"  # the schema history: chan
 META_VERSION = META_PREFIX + "version"
 META_REPLAY = META_PREFIX + "replay"  # a replayed range: {"from": offsets, "to": offsets}; never a resume point
 META_ORDERING = META_PREFIX + "ordering"  # how _cdc_order is built; absent on tables of earlier versions
+META_DL_REASONS = META_PREFIX + "reasons"  # on a dead-letter commit: {reason: records}, read by `status`
+META_DL_REPLAYED = META_PREFIX + "replayed"  # on a dead-letter marking commit: how many records it marked
 ORDERING = "log-position"  # the source's log position, then Kafka coordinates (formats/spark/position.py)
 ORDERING_LEGACY = "event-time"  # earlier versions: event time, Kafka offset, row; such tables keep it
 

@@ -1,0 +1,140 @@
+"""A Hudi table's timeline read without a JVM (for `status` and the benchmarks): instant files in
+`.hoodie/timeline/` (Hudi 1.x layout) and the Avro commit metadata of completed ones, on the local file system.
+
+A completed instant is `<requested>_<completed>.<action>`; a pending one `<requested>.<action>.requested` or
+`.inflight`. Instant times are the writer's local time, as Hudi writes them by default.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from cdcsync.errors import ConfigError
+from cdcsync.kafka.offsets import Offsets
+from cdcsync.sinks import hudi
+
+WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")  # what carries cdcsync's rows and offsets
+
+
+@dataclass(frozen=True)
+class Instant:
+    requested: str
+    action: str
+    completed: str | None  # None while requested or inflight
+    file: Path
+
+    @property
+    def completed_at(self) -> dt.datetime | None:
+        return _time(self.completed) if self.completed else None
+
+    @property
+    def requested_at(self) -> dt.datetime:
+        return _time(self.requested)
+
+
+@dataclass(frozen=True)
+class Commit:
+    """A completed write instant and what cdcsync recorded in it."""
+
+    instant: Instant
+    extra: dict[str, str]  # the commit's extra metadata
+    stats: dict[str, int]  # summed write stats: inserts, updates, deletes, written
+
+    @property
+    def offsets(self) -> Offsets | None:
+        raw = self.extra.get(hudi.META_OFFSETS)
+        return Offsets.from_json(raw) if raw else None
+
+    @property
+    def batch_id(self) -> int | None:
+        raw = self.extra.get(hudi.META_BATCH)
+        return int(raw) if raw else None
+
+    def meta_json(self, key: str):
+        raw = self.extra.get(key)
+        return json.loads(raw) if raw else None
+
+
+def local_path(table_path: str) -> Path:
+    """The table's directory; only local (and file:) paths can be read without a JVM."""
+    if "://" in table_path and not table_path.startswith("file://"):
+        raise ConfigError(f"{table_path} is not on the local file system: status reads timelines without a JVM, "
+                          "from local paths only", hint="run status on a machine that mounts the table, or read "
+                          "its timeline with Hudi's CLI")
+    return Path(table_path.removeprefix("file://").removeprefix("file:"))
+
+
+def instants(table_path: str) -> list[Instant]:
+    """Every instant on the active timeline, oldest requested first; empty when there is no table."""
+    folder = local_path(table_path) / ".hoodie" / "timeline"
+    if not folder.is_dir():
+        return []
+    out = []
+    for f in folder.iterdir():
+        if not f.is_file():
+            continue
+        stem, _, rest = f.name.partition(".")
+        if not stem[:1].isdigit():
+            continue
+        requested, _, completed = stem.partition("_")
+        action, _, state = rest.partition(".")
+        if completed and not state:
+            out.append(Instant(requested, action, completed, f))
+        elif not completed and state in ("requested", "inflight"):
+            out.append(Instant(requested, action, None, f))
+    # one entry per instant: the completed file, else the furthest pending state
+    best: dict[tuple[str, str], Instant] = {}
+    for i in out:
+        key = (i.requested, i.action)
+        if key not in best or i.completed or (not best[key].completed and i.file.name.endswith(".inflight")):
+            best[key] = i
+    return sorted(best.values(), key=lambda i: i.requested)
+
+
+def commits(table_path: str, newest: int | None = None) -> list[Commit]:
+    """Completed write instants with their metadata, newest first (at most `newest` of them)."""
+    done = [i for i in reversed(instants(table_path)) if i.completed and i.action in WRITE_ACTIONS]
+    return [_read(i) for i in done[:newest]]
+
+
+def last_sync_commit(table_path: str) -> Commit | None:
+    """The newest completed commit that carries cdcsync's offsets (compactions and replays carry none)."""
+    for i in reversed(instants(table_path)):
+        if i.completed and i.action in WRITE_ACTIONS:
+            c = _read(i)
+            if c.offsets is not None:
+                return c
+    return None
+
+
+def pending(table_path: str, action: str) -> list[Instant]:
+    """Instants of `action` not completed (a compaction scheduled but not run, or one that died inflight)."""
+    return [i for i in instants(table_path) if i.action == action and not i.completed]
+
+
+def _read(i: Instant) -> Commit:
+    from fastavro import reader
+
+    with i.file.open("rb") as fh:
+        if fh.read(4) != b"Obj\x01":  # Hudi 0.x wrote JSON commit metadata
+            fh.seek(0)
+            md = json.loads(fh.read() or b"{}")
+        else:
+            fh.seek(0)
+            md = next(iter(reader(fh)), {}) or {}
+    stats = {"inserts": 0, "updates": 0, "deletes": 0, "written": 0}
+    for ws in (md.get("partitionToWriteStats") or {}).values():
+        for s in ws or []:
+            stats["inserts"] += s.get("numInserts") or 0
+            stats["updates"] += s.get("numUpdateWrites") or 0
+            stats["deletes"] += s.get("numDeletes") or 0
+            stats["written"] += s.get("numWrites") or 0
+    return Commit(i, dict(md.get("extraMetadata") or {}), stats)
+
+
+def _time(instant: str) -> dt.datetime:
+    """Hudi instant text (yyyyMMddHHmmssSSS, local time) as an aware datetime."""
+    return dt.datetime.strptime(instant[:17].ljust(17, "0"), "%Y%m%d%H%M%S%f").astimezone()
