@@ -15,11 +15,18 @@ def run(
     once: bool = typer.Option(False, "--once", help="Read what is available now, commit, print a summary, exit."),
     json_out: bool = typer.Option(False, "--json", help="Print the end-of-run summary as JSON on stdout."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
+    metrics_port: int = typer.Option(None, "--metrics-port", min=0, max=65535,
+                                     help="Serve /metrics (Prometheus) and /healthz on this port ([run] "
+                                     "metrics_port; 0: any free port)."),
 ):
     """Sync Kafka CDC topics into the Hudi table the config names (continuously, or --once)."""
     from cdcsync.config import load_config
 
     cfg = load_config(config)  # exits 78 before pyspark is even imported
+    if metrics_port is not None:
+        from dataclasses import replace
+
+        cfg = replace(cfg, run=replace(cfg.run, metrics_port=metrics_port))
     from cdcsync.engine.runner import Runner
     from cdcsync.reporting import emit_json, make_reporter
 

@@ -81,6 +81,9 @@ class RunConfig:
     on_bad_record: str = "dead-letter"
     max_bad_records: int | None = None
     dead_letter_path: str | None = None
+    metrics_port: int | None = None  # /metrics and /healthz while `run` runs
+    metrics_host: str = "0.0.0.0"
+    stuck_after: str = "10min"  # /healthz fails when the loop has not moved for this long
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,9 @@ RUN = {
         "on_bad_record": {"enum": ["fail", "skip", "dead-letter"]},
         "max_bad_records": {"type": "integer", "minimum": 0},
         "dead_letter_path": {"type": "string", "minLength": 1},
+        "metrics_port": {"type": "integer", "minimum": 0, "maximum": 65535},
+        "metrics_host": {"type": "string", "minLength": 1},
+        "stuck_after": {"type": "string", "pattern": r"^\d+(\.\d+)?\s*(ms|s|m|min|h)$"},
     },
 }
 

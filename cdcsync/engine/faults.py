@@ -1,12 +1,13 @@
 """Fault injection for the crash tests: CDCSYNC_FAULT="<point>:<batch>" kills this process with SIGKILL at that
 point of that batch, exactly as `kill -9` would; "<point>:<batch>:TERM" sends SIGTERM to its whole process group
-instead, as a service manager's stop does. Points: before_write, after_write (Hudi committed, nothing else done).
-Unset in production: the check is one dict lookup."""
+instead, as a service manager's stop does; "<point>:<batch>:STALL" hangs there (a stuck loop).
+Points: before_write, after_write (Hudi committed, nothing else done). Unset in production: one dict lookup."""
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 
 
 def maybe_crash(point: str, batch_id: int) -> None:
@@ -15,3 +16,5 @@ def maybe_crash(point: str, batch_id: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
     elif spec == f"{point}:{batch_id}:TERM":
         os.killpg(os.getpgid(0), signal.SIGTERM)
+    elif spec == f"{point}:{batch_id}:STALL":
+        time.sleep(3600)

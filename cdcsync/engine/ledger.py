@@ -9,13 +9,15 @@ from pyspark.sql import functions as F
 from cdcsync.engine.model import CLASSES, BatchInput
 from cdcsync.errors import LedgerError
 
-_COUNTS = ("messages", "rows", "min_offset", "max_offset", *CLASSES)
+# newest_ms: the newest Kafka timestamp read (epoch ms), for the lag in seconds and freshness metrics
+_COUNTS = ("messages", "rows", "min_offset", "max_offset", "newest_ms", *CLASSES)
 
 
 def count(df: DataFrame) -> dict[str, dict[str, int]]:
     """One aggregation over classified rows (`_class`): {"topic/partition": counts}."""
     aggs = [F.count(F.when(F.col("_pos") == 0, 1)).alias("messages"), F.count(F.lit(1)).alias("rows"),
-            F.min("_kafka_offset").alias("min_offset"), F.max("_kafka_offset").alias("max_offset")]
+            F.min("_kafka_offset").alias("min_offset"), F.max("_kafka_offset").alias("max_offset"),
+            F.coalesce(F.max(F.unix_millis("_kafka_timestamp")), F.lit(0)).alias("newest_ms")]
     aggs += [F.count(F.when(F.col("_class") == k, 1)).alias(k) for k in CLASSES]
     return {f"{r['_kafka_topic']}/{r['_kafka_partition']}": {k: int(r[k]) for k in _COUNTS}
             for r in df.groupBy("_kafka_topic", "_kafka_partition").agg(*aggs).collect()}
@@ -31,7 +33,8 @@ def add(parts: list[dict]) -> dict[str, dict[str, int]]:
                 out[tp] = dict(c)
                 continue
             for k, v in c.items():
-                acc[k] = min(acc[k], v) if k == "min_offset" else max(acc[k], v) if k == "max_offset" else acc[k] + v
+                acc[k] = min(acc[k], v) if k == "min_offset" else max(acc[k], v) if k in ("max_offset", "newest_ms") \
+                    else acc[k] + v
     return out
 
 

@@ -12,22 +12,25 @@ import time
 from collections.abc import Iterator
 
 from cdcsync.engine import bad_records, checkpoint, routing
+from cdcsync.engine.metrics import RunMetrics
 from cdcsync.engine.model import BatchInput, BatchResult
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.planning import batch_budget, plan_end, seconds
 from cdcsync.engine.sync import Summary, sync
+from cdcsync.errors import ConfigError
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.kafka.view import KafkaView, resolve_start
-from cdcsync.sinks import dead_letter, hudi
+from cdcsync.sinks import dead_letter, hudi, timeline
 
 
 class KafkaBatches:
     """Run's batch source: from the resume point, bounded batches of what Kafka holds, idle waits in between
     (continuous mode), the rate limit, and a stop flag set by SIGINT/SIGTERM."""
 
-    def __init__(self, pipe: Pipeline, view: KafkaView, once: bool):
-        self.pipe, self.view, self.once = pipe, view, once
+    def __init__(self, pipe: Pipeline, view: KafkaView, once: bool, metrics: RunMetrics):
+        self.pipe, self.view, self.once, self.metrics = pipe, view, once, metrics
         self.stop = False
+        self._compactions_seen: set[str] | None = None
         self.summary: Summary | None = None
         self.t0 = time.monotonic()
 
@@ -73,6 +76,7 @@ class KafkaBatches:
             for t, parts in self.latest.items():  # partitions added mid-run start at their beginning
                 for p in parts:
                     start.setdefault(t, {}).setdefault(p, view.earliest([t])[t][p])
+            self.metrics.lag_seen(start, self.latest)
             end, redo = plan_end(start, self.latest, batch_budget(cfg.run)), self.redo_end is not None
             if redo:  # a routed batch cut short by a crash: the same range again
                 end = Offsets({t: {p: self.redo_end.get_offset(t, p, o) for p, o in ps.items()}
@@ -91,15 +95,32 @@ class KafkaBatches:
     def committed(self, result: BatchResult, took: float) -> None:
         self.view.commit_group(result.end)
         self._report(result, took)
+        self.metrics.batch_committed(result, took)
+        if self.pipe.cfg.run.on_bad_record == "dead-letter":
+            self.metrics.dead_lettered(result.totals()["bad"])
+        self._count_compactions()
         self.next_start, self.batch_id = result.end.copy(), result.batch_id + 1
         bad_records.check_budget(self.pipe.cfg, self.summary.totals["bad"])
         rate = self.pipe.cfg.run.max_records_per_second
         if rate:  # wait until the records read so far fit the rate since the start
             self._sleep(self.summary.totals["messages"] / rate - (time.monotonic() - self.t0))
 
+    def _count_compactions(self) -> None:
+        """Compactions completed on a local MERGE_ON_READ table since the run started (its timeline, no JVM)."""
+        cfg = self.pipe.cfg
+        if cfg.routes or cfg.sink.table_type != "MERGE_ON_READ" or "://" in cfg.sink.path.replace("file://", ""):
+            return
+        done = {i.requested: i for i in timeline.instants(cfg.sink.path) if i.action == "commit" and i.completed}
+        if self._compactions_seen is not None:
+            for key in done.keys() - self._compactions_seen:
+                i = done[key]
+                self.metrics.compaction_done((i.completed_at - i.requested_at).total_seconds())
+        self._compactions_seen = set(done)
+
     def _sleep(self, secs: float) -> None:
         deadline = time.monotonic() + secs
         while not self.stop and time.monotonic() < deadline:
+            self.metrics.beat()
             self.pipe.heartbeat()
             time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
 
@@ -126,9 +147,12 @@ class Runner:
     def run(self) -> Summary:
         pipe, cfg = self.pipe, self.pipe.cfg
         view = pipe.kafka_view()
-        source = KafkaBatches(pipe, view, self.once)
+        metrics = RunMetrics(cfg.sink.table_name, seconds(cfg.run.stuck_after))
+        source = KafkaBatches(pipe, view, self.once, metrics)
         saved = self._signals(source)  # first: a stop during start-up ends the run before its first batch
         try:
+            if cfg.run.metrics_port is not None:
+                self._serve(metrics)
             source.topics = view.resolve_topics(cfg.source.topics, cfg.source.topic_pattern)  # before any JVM
             pipe.spark  # noqa: B018 - Spark starts here
             pipe.lock_table("cdcsync run")
@@ -143,10 +167,21 @@ class Runner:
             summary.seconds = round(time.monotonic() - source.t0, 3)
             return summary
         finally:
+            metrics.close()
             pipe.close()
             for sig, old in saved.items():
                 signal.signal(sig, old)
             view.close()
+
+    def _serve(self, metrics: RunMetrics) -> None:
+        run = self.pipe.cfg.run
+        try:
+            port = metrics.serve(run.metrics_host, run.metrics_port)
+        except OSError as e:
+            raise ConfigError(f"{self.pipe.cfg.path}: run.metrics_port = {run.metrics_port} cannot be served on "
+                              f"{run.metrics_host}: {e.strerror or e}", hint="choose a free port (or 0 for any)",
+                              key="run.metrics_port") from None
+        self.pipe.reporter.info(f"metrics on http://{run.metrics_host}:{port}/metrics and /healthz")
 
     def _signals(self, source: KafkaBatches) -> dict:
         def handler(signum, frame):

@@ -4,6 +4,7 @@ import threading
 import time
 from types import SimpleNamespace
 
+from cdcsync.engine.metrics import RunMetrics
 from cdcsync.engine.runner import KafkaBatches
 from cdcsync.engine.sync import Summary
 from cdcsync.kafka.offsets import Offsets
@@ -27,7 +28,7 @@ def _source(trigger: str) -> KafkaBatches:
     run = SimpleNamespace(trigger_interval=trigger, max_records_per_batch=None, max_records_per_second=None)
     pipe = SimpleNamespace(cfg=SimpleNamespace(run=run, source=SimpleNamespace(topic_pattern=None)),
                            heartbeat=lambda: None)
-    source = KafkaBatches(pipe, _GrowingTopic(), once=False)
+    source = KafkaBatches(pipe, _GrowingTopic(), once=False, metrics=RunMetrics("t", stuck_after_s=60))
     source.topics, source.stop_at, source.redo_end, source.batch_id = ["t"], None, None, 0
     source.next_start, source.summary = Offsets({"t": {0: 0}}), Summary("t", "/tmp/t", "test")
     return source

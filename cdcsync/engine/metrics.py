@@ -1,0 +1,150 @@
+"""`run`'s Prometheus metrics and health check: `[run] metrics_port` (or `--metrics-port`) serves `/metrics` (text
+format) and `/healthz` from a thread of the run's process. The run loop tells this module what happened; nothing
+here touches Spark."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from cdcsync.engine.model import CLASSES, BatchResult
+from cdcsync.kafka.offsets import Offsets
+
+_BATCH_BUCKETS = (0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600)
+
+
+class RunMetrics:
+    """The metrics of one run of one config ("table" label: the config's table, or a routed table)."""
+
+    def __init__(self, table: str, stuck_after_s: float):
+        self.table, self.stuck_after_s = table, stuck_after_s
+        self.registry = r = CollectorRegistry()
+        self.records = Counter("cdcsync_records", "Records (rows) by the class they ended in",
+                               ["table", "topic", "partition", "class"], registry=r)
+        self.messages = Counter("cdcsync_messages", "Kafka messages read and committed",
+                                ["table", "topic", "partition"], registry=r)
+        self.batches = Counter("cdcsync_batches", "Batches committed", ["table"], registry=r)
+        self.batch_seconds = Histogram("cdcsync_batch_duration_seconds", "Time from planning a batch to its commit",
+                                       ["table"], buckets=_BATCH_BUCKETS, registry=r)
+        self.commits = Counter("cdcsync_hudi_commits", "Hudi commits written by cdcsync (one per batch and table)",
+                               ["table"], registry=r)
+        self.compactions = Counter("cdcsync_hudi_compactions", "Hudi compactions completed on the table",
+                                   ["table"], registry=r)
+        self.compaction_seconds = Histogram("cdcsync_hudi_compaction_duration_seconds",
+                                            "Hudi compactions, scheduled to completed", ["table"],
+                                            buckets=_BATCH_BUCKETS, registry=r)
+        self.dead_letters = Counter("cdcsync_dead_letter_records", "Records written to the dead-letter table",
+                                    ["table"], registry=r)
+        self.schema_changes = Counter("cdcsync_schema_changes", "Column changes applied to the table",
+                                      ["table"], registry=r)
+        self.lag = Gauge("cdcsync_consumer_lag_messages", "Messages behind the partition's end offset",
+                         ["topic", "partition"], registry=r)
+        self.lag_seconds = Gauge("cdcsync_consumer_lag_seconds", "Age of the newest committed message while the "
+                                 "partition is behind (0 when it is not): an upper bound of the oldest pending "
+                                 "message's wait", ["topic", "partition"], registry=r)
+        self.last_commit = Gauge("cdcsync_last_commit_timestamp_seconds", "When the last batch committed",
+                                 ["table"], registry=r)
+        self.freshness = Gauge("cdcsync_freshness_seconds", "Now minus the newest committed message's Kafka "
+                               "timestamp", ["table"], registry=r)
+        self.loop_beat = Gauge("cdcsync_loop_heartbeat_timestamp_seconds", "The loop's last sign of life",
+                               registry=r)
+        self.started = Gauge("cdcsync_start_time_seconds", "When this run started (a restart resets it)",
+                             registry=r)
+        self.started.set_to_current_time()
+        self._newest_ms: dict[str, int] = {}  # "topic/partition" -> newest committed Kafka timestamp
+        self._newest_all_ms = 0
+        self.freshness.labels(table).set_function(
+            lambda: max(0.0, time.time() - self._newest_all_ms / 1000) if self._newest_all_ms else float("nan"))
+        self._last_beat = time.monotonic()
+        self._last_commit_wall: float | None = None
+        self._server: ThreadingHTTPServer | None = None
+        self.beat()
+
+    # --- what the loop reports ----------------------------------------------------------------------------
+    def beat(self) -> None:
+        self._last_beat = time.monotonic()
+        self.loop_beat.set_to_current_time()
+
+    def batch_committed(self, r: BatchResult, seconds: float) -> None:
+        for tp, c in r.ledger.items():
+            topic, part = tp.rsplit("/", 1)
+            self.messages.labels(self.table, topic, part).inc(c.get("messages", 0))
+            for k in CLASSES:
+                if c.get(k):
+                    self.records.labels(self.table, topic, part, k).inc(c[k])
+            if c.get("newest_ms"):
+                self._newest_ms[tp] = max(self._newest_ms.get(tp, 0), c["newest_ms"])
+                self._newest_all_ms = max(self._newest_all_ms, c["newest_ms"])
+        tables = list(r.tables) or [self.table]
+        for name in tables:
+            self.commits.labels(name).inc()
+        self.batches.labels(self.table).inc()
+        self.batch_seconds.labels(self.table).observe(seconds)
+        if r.changes:
+            self.schema_changes.labels(self.table).inc(len(r.changes))
+        self.last_commit.labels(self.table).set_to_current_time()
+        self._last_commit_wall = time.time()
+        self.beat()
+
+    def dead_lettered(self, n: int) -> None:
+        if n:
+            self.dead_letters.labels(self.table).inc(n)
+
+    def lag_seen(self, committed: Offsets, latest: Offsets) -> None:
+        now = time.time()
+        for t, p, end in latest.entries():
+            behind = max(0, end - committed.get_offset(t, p, end))
+            self.lag.labels(t, str(p)).set(behind)
+            newest = self._newest_ms.get(f"{t}/{p}")
+            self.lag_seconds.labels(t, str(p)).set(max(0.0, now - newest / 1000) if behind and newest else 0.0)
+
+    def compaction_done(self, seconds: float) -> None:
+        self.compactions.labels(self.table).inc()
+        self.compaction_seconds.labels(self.table).observe(seconds)
+
+    # --- /healthz ---------------------------------------------------------------------------------------------
+    def health(self) -> tuple[bool, dict]:
+        idle = time.monotonic() - self._last_beat
+        ok = idle <= self.stuck_after_s
+        return ok, {"status": "ok" if ok else "stuck", "loop_idle_seconds": round(idle, 1),
+                    "stuck_after_seconds": self.stuck_after_s, "last_commit": self._last_commit_wall}
+
+    # --- the HTTP endpoint -------------------------------------------------------------------------------------
+    def serve(self, host: str, port: int) -> int:
+        """Serve /metrics and /healthz on a daemon thread; returns the port (an ephemeral one when `port` is 0)."""
+        metrics = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - the name http.server calls
+                if self.path.split("?")[0] == "/metrics":
+                    self._send(200, CONTENT_TYPE_LATEST, generate_latest(metrics.registry))
+                elif self.path.split("?")[0] == "/healthz":
+                    ok, body = metrics.health()
+                    self._send(200 if ok else 503, "application/json", json.dumps(body).encode())
+                else:
+                    self._send(404, "text/plain", b"/metrics or /healthz\n")
+
+            def _send(self, code: int, ctype: str, body: bytes):
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):  # scrapes are not news on stderr
+                pass
+
+        self._server = ThreadingHTTPServer((host, port), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, name="cdcsync-metrics", daemon=True).start()
+        return self._server.server_address[1]
+
+    def close(self) -> None:
+        if self._server:
+            self._server.shutdown()
+            self._server.server_close()

@@ -1,0 +1,89 @@
+"""A continuous `run` with `--metrics-port` (issue 18): /metrics counts what the topic holds and the table got, lag
+included; /healthz turns unhealthy when the loop is stuck."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests import cli
+from tests.integration.engine.helpers import hudi_rs_rows, write_config
+
+pytestmark = pytest.mark.integration
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except OSError:
+        return 0, ""
+
+
+def _series(text: str, name: str) -> dict[tuple, float]:
+    return {tuple(sorted(s.labels.items())): s.value for fam in text_string_to_metric_families(text)
+            for s in fam.samples if s.name == name}
+
+
+def _wait(what, until, timeout=240):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = until()
+        if got:
+            return got
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_metrics_match_the_topic_and_the_table_and_healthz_sees_a_stuck_loop(bootstrap, make_topic, produce,
+                                                                           tmp_path):
+    topic = make_topic(partitions=2)
+    produce(topic, [{"id": i, "v": f"v{i}"} for i in range(30)], partition=0)
+    produce(topic, [{"id": 100 + i} for i in range(20)] + ["{bad"], partition=1)
+    port = _free_port()
+    cfg = write_config(tmp_path, bootstrap, topic, "json", "MERGE_ON_READ",
+                       **{"sink.primary_key": ["id"], "run.trigger_interval": "1s", "run.max_records_per_batch": 20,
+                          "run.on_bad_record": "dead-letter", "run.stuck_after": "4s"})
+    # batch 3 (the first after the 51 messages: 20 + 20 + 11) hangs before its write: a stuck loop
+    proc = cli.start("run", cfg, "--metrics-port", port, env={"CDCSYNC_FAULT": "before_write:3:STALL"})
+    base = f"http://127.0.0.1:{port}"
+    try:
+        text = _wait("three batches", lambda: (t := _get(f"{base}/metrics")[1]) and
+                     _series(t, "cdcsync_batches_total").get((("table", "t"),)) == 3 and t)
+        messages = _series(text, "cdcsync_messages_total")
+        assert messages == {(("partition", "0"), ("table", "t"), ("topic", topic)): 30,
+                            (("partition", "1"), ("table", "t"), ("topic", topic)): 21}
+        records = _series(text, "cdcsync_records_total")
+        upserted = sum(v for k, v in records.items() if ("class", "upserted") in k)
+        assert upserted == len(hudi_rs_rows(str(tmp_path / "table"))) == 50
+        assert sum(v for k, v in records.items() if ("class", "bad") in k) == 1
+        assert _series(text, "cdcsync_dead_letter_records_total") == {(("table", "t"),): 1}
+        # the loop plans again every second: lag as the brokers see it
+        _wait("zero lag", lambda: set(_series(_get(f"{base}/metrics")[1],
+                                              "cdcsync_consumer_lag_messages").values()) == {0.0}, 30)
+        assert _get(f"{base}/healthz")[0] == 200
+
+        produce(topic, [{"id": 200 + i} for i in range(5)], partition=0)
+        _wait("lag of the 5 new messages", lambda: _series(_get(f"{base}/metrics")[1],
+                                                           "cdcsync_consumer_lag_messages").get(
+            (("partition", "0"), ("topic", topic))) == 5, 30)
+        status, body = _wait("/healthz to fail", lambda: (r := _get(f"{base}/healthz"))[0] == 503 and r, 30)
+        assert json.loads(body)["status"] == "stuck"
+    finally:
+        proc.kill()
+        out, err = proc.communicate(timeout=60)
+    assert f"metrics on http://0.0.0.0:{port}/metrics" in err
