@@ -15,7 +15,7 @@ BENCH_ARGS ?=
 help:
 	@echo "make demo   - start a local broker, produce sample Debezium events, sync them into a Hudi table, show it"
 	@echo "make test   - install everything, fetch bundles, run the unit and integration tests"
-	@echo "make soak   - the long runs make test leaves out (back-to-back processes, 50 replayed ranges)"
+	@echo "make soak   - the long runs make test leaves out (back-to-back and killed processes, 50 replayed ranges, clusters)"
 	@echo "make conformance - the same checks against the real CDC corpus (CDCSYNC_FIXTURES, else ../shared/fixtures/cdc)"
 	@echo "make bench  - the same Debezium workload through cdcsync (MOR, COW) and the Parquet floor (BENCH_SIZE=smoke|full)"
 	@echo "make setup | bundles | kafka-up | kafka-down | lint | clean"

@@ -4,6 +4,7 @@ code, stdout and stderr. `jvm_free=True` also proves the command never imported 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,8 @@ print(f"JVM-CHECK pyspark={'pyspark' in sys.modules} py4j={'py4j' in sys.modules
 sys.exit(code)
 """
 _NO_JVM = "JVM-CHECK pyspark=False py4j=False"
+# a log4j line of the JVM ("12:00:00 WARN Utils: …"), a JVM or library warning on stderr, a stack frame
+_NOISE = re.compile(r"^\d\d:\d\d:\d\d (WARN|ERROR) |WARNING|^\s+at [\w.$]+\(|Exception")
 
 
 def _env(extra: dict | None) -> dict:
@@ -58,3 +61,8 @@ def start(*args, env: dict | None = None, own_group: bool = False) -> subprocess
     group of its own, as a service manager does, so the group can be signalled without the test."""
     return subprocess.Popen([sys.executable, "-m", "cdcsync", *map(str, args)], cwd=ROOT, env=_env(env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=own_group)
+
+
+def noise(stderr: str) -> list[str]:
+    """The lines of a command's stderr that are not cdcsync's own: JVM, Spark, Hudi or library warnings."""
+    return [line for line in stderr.splitlines() if _NOISE.search(line)]

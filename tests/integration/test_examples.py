@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import cli
 from tests.cli import cdcsync
 from tests.integration.engine.helpers import (
     _toml,
@@ -59,6 +60,7 @@ def test_debezium_example_through_the_cli(bootstrap, make_topic, tmp_path):
     p = cdcsync("run", config, "--once", "--json", timeout=600)
 
     assert p.returncode == 0, p.stderr[-3000:]
+    assert cli.noise(p.stderr) == [], "\n".join(cli.noise(p.stderr))  # a healthy run: cdcsync's own lines only
     summary = json.loads(p.stdout)  # stdout is exactly one JSON object
     msgs, final = events()
     deletes = sum(1 for _, v in msgs if v is not None and json.loads(v)["payload"]["op"] == "d")

@@ -15,6 +15,7 @@ from tests.integration.engine.test_dead_letter import config, expected_table, mi
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
+@pytest.mark.soak  # a killed process and its restart, each starting a JVM
 def test_crash_after_dead_lettering_before_commit(spark, bootstrap, make_topic, tmp_path):
     topic = make_topic(partitions=2)
     data = mixed(n_good=120, n_bad=24, n_ids=30, n_tombstones=3, seed=7)

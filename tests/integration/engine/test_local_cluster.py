@@ -13,6 +13,7 @@ from tests.integration.engine.helpers import by_key, expected_state, produce_fix
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.soak  # three JVMs (driver and two executors) started for one table
 def test_local_cluster_gives_the_same_table(spark, bootstrap, make_topic, produce, tmp_path):
     topic = make_topic(partitions=2)
     fixture = "debezium-1.9-mysql-schema.txt"

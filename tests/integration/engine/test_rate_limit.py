@@ -61,6 +61,7 @@ class MemoryProbe(PlainReporter):
             self.samples.append((heap, _rss_mb(self.jvm_pid), _rss_mb(os.getpid())))
 
 
+@pytest.mark.soak  # 200k records paced over minutes
 def test_200k_backlog_takes_the_implied_time_with_flat_memory(spark, bootstrap, make_topic, tmp_path):
     from kafka import KafkaProducer
 

@@ -223,6 +223,7 @@ def test_refuses_while_a_run_holds_the_table_but_into_still_works(spark, bootstr
 
 
 @pytest.mark.slow  # two cdcsync processes, each starting its own JVM
+@pytest.mark.soak  # a killed replay process and its rerun, each starting a JVM
 def test_crashed_replay_rerun_finishes_its_range(spark, bootstrap, dbz_topic, produce, tmp_path):
     config = write_config(tmp_path, bootstrap, dbz_topic, "debezium-json", "MERGE_ON_READ",
                           **{"sink.primary_key": ["id"], "run.max_records_per_batch": 5})

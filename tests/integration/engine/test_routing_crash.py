@@ -17,6 +17,7 @@ pytestmark = pytest.mark.integration
 TYPES = {"id": "int", "n": "int"}
 
 
+@pytest.mark.soak  # a killed process and its restart, each starting a JVM
 def test_kill_between_routed_tables_then_resume(spark, bootstrap, make_topic, produce, tmp_path):
     topic = make_topic()
     msgs = []
