@@ -66,3 +66,17 @@ def start(*args, env: dict | None = None, own_group: bool = False) -> subprocess
 def noise(stderr: str) -> list[str]:
     """The lines of a command's stderr that are not cdcsync's own: JVM, Spark, Hudi or library warnings."""
     return [line for line in stderr.splitlines() if _NOISE.search(line)]
+
+
+def http_get(url: str) -> tuple[int, str]:
+    """(status, body) of a GET to a command's endpoint (`run --metrics-port`); (0, "") when nothing answers."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except OSError:
+        return 0, ""

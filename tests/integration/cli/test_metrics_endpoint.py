@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import socket
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -22,16 +20,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-    except OSError:
-        return 0, ""
 
 
 def _series(text: str, name: str) -> dict[tuple, float]:
@@ -62,7 +50,7 @@ def test_metrics_match_the_topic_and_the_table_and_healthz_sees_a_stuck_loop(boo
     proc = cli.start("run", cfg, "--metrics-port", port, env={"CDCSYNC_FAULT": "before_write:3:STALL"})
     base = f"http://127.0.0.1:{port}"
     try:
-        text = _wait("three batches", lambda: (t := _get(f"{base}/metrics")[1]) and
+        text = _wait("three batches", lambda: (t := cli.http_get(f"{base}/metrics")[1]) and
                      _series(t, "cdcsync_batches_total").get((("table", "t"),)) == 3 and t)
         messages = _series(text, "cdcsync_messages_total")
         assert messages == {(("partition", "0"), ("table", "t"), ("topic", topic)): 30,
@@ -73,15 +61,15 @@ def test_metrics_match_the_topic_and_the_table_and_healthz_sees_a_stuck_loop(boo
         assert sum(v for k, v in records.items() if ("class", "bad") in k) == 1
         assert _series(text, "cdcsync_dead_letter_records_total") == {(("table", "t"),): 1}
         # the loop plans again every second: lag as the brokers see it
-        _wait("zero lag", lambda: set(_series(_get(f"{base}/metrics")[1],
+        _wait("zero lag", lambda: set(_series(cli.http_get(f"{base}/metrics")[1],
                                               "cdcsync_consumer_lag_messages").values()) == {0.0}, 30)
-        assert _get(f"{base}/healthz")[0] == 200
+        assert cli.http_get(f"{base}/healthz")[0] == 200
 
         produce(topic, [{"id": 200 + i} for i in range(5)], partition=0)
-        _wait("lag of the 5 new messages", lambda: _series(_get(f"{base}/metrics")[1],
+        _wait("lag of the 5 new messages", lambda: _series(cli.http_get(f"{base}/metrics")[1],
                                                            "cdcsync_consumer_lag_messages").get(
             (("partition", "0"), ("topic", topic))) == 5, 30)
-        status, body = _wait("/healthz to fail", lambda: (r := _get(f"{base}/healthz"))[0] == 503 and r, 30)
+        status, body = _wait("/healthz to fail", lambda: (r := cli.http_get(f"{base}/healthz"))[0] == 503 and r, 30)
         assert json.loads(body)["status"] == "stuck"
     finally:
         proc.kill()

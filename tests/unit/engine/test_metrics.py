@@ -2,27 +2,18 @@
 
 import json
 import time
-import urllib.error
-import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from cdcsync.engine.metrics import RunMetrics
 from cdcsync.engine.model import BatchResult
 from cdcsync.kafka.offsets import Offsets
+from tests import cli
 
 
 def _samples(text: str) -> dict:
     return {(s.name, tuple(sorted(s.labels.items()))): s.value
             for fam in text_string_to_metric_families(text) for s in fam.samples}
-
-
-def _get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
 
 
 def test_batches_lag_and_health_over_http():
@@ -35,7 +26,7 @@ def test_batches_lag_and_health_over_http():
         m.batch_committed(BatchResult(0, Offsets({"t": {0: 0}}), Offsets({"t": {0: 10}}), "1", ledger), 2.5)
         m.dead_lettered(1)
         m.lag_seen(Offsets({"t": {0: 10, 1: 0}}), Offsets({"t": {0: 14, 1: 3}}))
-        status, text = _get(f"http://127.0.0.1:{port}/metrics")
+        status, text = cli.http_get(f"http://127.0.0.1:{port}/metrics")
         got = _samples(text)
         assert status == 200
         assert got[("cdcsync_records_total", (("class", "upserted"), ("partition", "0"), ("table", "orders"),
@@ -49,12 +40,12 @@ def test_batches_lag_and_health_over_http():
         assert 4 < got[("cdcsync_freshness_seconds", (("table", "orders"),))] < 60
         assert got[("cdcsync_batch_duration_seconds_sum", (("table", "orders"),))] == 2.5
 
-        status, body = _get(f"http://127.0.0.1:{port}/healthz")
+        status, body = cli.http_get(f"http://127.0.0.1:{port}/healthz")
         assert status == 200 and json.loads(body)["status"] == "ok"
         time.sleep(0.8)  # no sign of life for longer than stuck_after
-        status, body = _get(f"http://127.0.0.1:{port}/healthz")
+        status, body = cli.http_get(f"http://127.0.0.1:{port}/healthz")
         assert status == 503 and json.loads(body)["status"] == "stuck"
         m.beat()
-        assert _get(f"http://127.0.0.1:{port}/healthz")[0] == 200
+        assert cli.http_get(f"http://127.0.0.1:{port}/healthz")[0] == 200
     finally:
         m.close()
