@@ -150,9 +150,17 @@ class LocalBroker:
         res = subprocess.run(self._java("kafka.tools.StorageTool", *fmt), capture_output=True, text=True)
         if res.returncode != 0:
             raise BrokerError(f"formatting KRaft storage failed: {res.stdout}{res.stderr}")
-        out = open(d / "broker.stdout", "wb")
+        return self._launch(timeout)
+
+    def resume(self, timeout: float = 60.0) -> LocalBroker:
+        """Start again after `stop()`, same port, same data: the end of an outage, not a new broker."""
+        return self._launch(timeout)
+
+    def _launch(self, timeout: float) -> LocalBroker:
+        d = self.spec.data_dir
+        out = open(d / "broker.stdout", "ab")
         self.proc = subprocess.Popen(
-            self._java("kafka.Kafka", str(props)), stdout=out, stderr=subprocess.STDOUT,
+            self._java("kafka.Kafka", str(d / "server.properties")), stdout=out, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, start_new_session=True,
         )
         self.pid_file.write_text(str(self.proc.pid))

@@ -80,3 +80,24 @@ def http_get(url: str) -> tuple[int, str]:
         return e.code, e.read().decode()
     except OSError:
         return 0, ""
+
+
+def metric_series(text: str, name: str) -> dict[tuple, float]:
+    """{sorted label pairs: value} of one metric in Prometheus text (`/metrics`)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {tuple(sorted(s.labels.items())): s.value for fam in text_string_to_metric_families(text)
+            for s in fam.samples if s.name == name}
+
+
+def wait_until(what: str, check, timeout: float = 240):
+    """Poll `check()` every half second until it returns something true, which is returned."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")

@@ -84,6 +84,7 @@ class RunConfig:
     metrics_port: int | None = None  # /metrics and /healthz while `run` runs
     metrics_host: str = "0.0.0.0"
     stuck_after: str = "10min"  # /healthz fails when the loop has not moved for this long
+    source_unavailable_timeout: str = "5min"  # brokers gone mid-run: wait and retry this long, then exit 69
 
 
 @dataclass(frozen=True)

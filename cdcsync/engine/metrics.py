@@ -51,6 +51,10 @@ class RunMetrics:
                                  ["table"], registry=r)
         self.freshness = Gauge("cdcsync_freshness_seconds", "Now minus the newest committed message's Kafka "
                                "timestamp", ["table"], registry=r)
+        self.source_up = Gauge("cdcsync_source_available", "1 while the brokers answer, 0 during an outage",
+                               registry=r)
+        self.source_up.set(1)
+        self.outages = Counter("cdcsync_source_outages", "Times the brokers stopped answering mid-run", registry=r)
         self.loop_beat = Gauge("cdcsync_loop_heartbeat_timestamp_seconds", "The loop's last sign of life",
                                registry=r)
         self.started = Gauge("cdcsync_start_time_seconds", "When this run started (a restart resets it)",
@@ -102,6 +106,11 @@ class RunMetrics:
             self.lag.labels(t, str(p)).set(behind)
             newest = self._newest_ms.get(f"{t}/{p}")
             self.lag_seconds.labels(t, str(p)).set(max(0.0, now - newest / 1000) if behind and newest else 0.0)
+
+    def source_available(self, up: bool) -> None:
+        if not up and self.source_up._value.get() == 1:
+            self.outages.inc()
+        self.source_up.set(1 if up else 0)
 
     def compaction_done(self, seconds: float) -> None:
         self.compactions.labels(self.table).inc()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 import time
 from collections.abc import Iterator
+from functools import partial
 
 from cdcsync.engine import bad_records, checkpoint, routing
 from cdcsync.engine.metrics import RunMetrics
@@ -17,9 +18,9 @@ from cdcsync.engine.model import BatchInput, BatchResult
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.planning import batch_budget, plan_end, seconds
 from cdcsync.engine.sync import Summary, sync
-from cdcsync.errors import ConfigError
+from cdcsync.errors import ConfigError, SourceError
 from cdcsync.kafka.offsets import Offsets
-from cdcsync.kafka.view import KafkaView, resolve_start
+from cdcsync.kafka.view import KafkaView, resolve_start, retriable
 from cdcsync.sinks import dead_letter, hudi, timeline
 
 
@@ -68,14 +69,21 @@ class KafkaBatches:
                 self.summary.stopped_by = "signal"
                 return
             start = self.next_start
-            if cfg.source.topic_pattern and not self.once:
-                self.topics = view.resolve_topics(None, cfg.source.topic_pattern)
-                for t in self.topics:  # a topic that appeared mid-run starts at its beginning
-                    start.setdefault(t, view.earliest([t])[t])
-            self.latest = self.stop_at or view.latest(self.topics)
-            for t, parts in self.latest.items():  # partitions added mid-run start at their beginning
-                for p in parts:
-                    start.setdefault(t, {}).setdefault(p, view.earliest([t])[t][p])
+            if cfg.source.topic_pattern and not self.once:  # a topic that appears mid-run: its partitions are new
+                topics = self._through_outages(lambda: view.resolve_topics(None, cfg.source.topic_pattern))
+                if topics is None:
+                    return
+                self.topics = topics
+            self.latest = self.stop_at or self._through_outages(lambda: view.latest(self.topics))
+            if self.latest is None:  # stopped while the brokers were away
+                return
+            new = sorted({t for t, parts in self.latest.items() for p in parts if start.get_offset(t, p) is None})
+            if new:  # partitions added mid-run start at their beginning
+                first = self._through_outages(partial(view.earliest, new))
+                if first is None:
+                    return
+                for t, p, o in first.entries():
+                    start.setdefault(t, {}).setdefault(p, o)
             self.metrics.lag_seen(start, self.latest)
             end, redo = plan_end(start, self.latest, batch_budget(cfg.run)), self.redo_end is not None
             if redo:  # a routed batch cut short by a crash: the same range again
@@ -93,7 +101,12 @@ class KafkaBatches:
                 self._sleep(max(0.0, seconds(cfg.run.trigger_interval) - (time.monotonic() - self._t_batch)))
 
     def committed(self, result: BatchResult, took: float) -> None:
-        self.view.commit_group(result.end)
+        try:
+            self.view.commit_group(result.end)
+        except Exception as e:  # monitoring only: the offsets are in the Hudi commit
+            if not retriable(e):
+                raise
+            self.pipe.reporter.warn(f"the group's offsets were not committed (for lag monitoring only): {e}")
         self._report(result, took)
         self.metrics.batch_committed(result, took)
         if self.pipe.cfg.run.on_bad_record == "dead-letter":
@@ -104,6 +117,39 @@ class KafkaBatches:
         rate = self.pipe.cfg.run.max_records_per_second
         if rate:  # wait until the records read so far fit the rate since the start
             self._sleep(self.summary.totals["messages"] / rate - (time.monotonic() - self.t0))
+
+    def _through_outages(self, ask):
+        """`ask()` the brokers; while they are away (a retriable Kafka error), wait and ask again, with backoff, for
+        at most [run] source_unavailable_timeout; None when a stop signal ends the wait."""
+        bound = seconds(self.pipe.cfg.run.source_unavailable_timeout)
+        since, pause = None, 1.0
+        while True:
+            try:
+                answer = ask()
+            except Exception as e:
+                if not retriable(e):
+                    raise
+                now = time.monotonic()
+                if since is None:
+                    since = now
+                    self.metrics.source_available(False)
+                    self.pipe.reporter.warn(f"Kafka at {self.view.bootstrap_servers} is not answering ({e}); "
+                                            f"waiting up to {self.pipe.cfg.run.source_unavailable_timeout}")
+                if now - since >= bound:
+                    raise SourceError(
+                        f"Kafka at {self.view.bootstrap_servers} has not answered for {now - since:.0f} s "
+                        f"(run.source_unavailable_timeout = {self.pipe.cfg.run.source_unavailable_timeout}): {e}",
+                        hint="nothing was lost: restart once the brokers are back; 'cdcsync probe' names the "
+                        "failing hop") from None
+                self._sleep(pause)
+                if self.stop:
+                    return None
+                pause = min(pause * 2, 30.0)
+                continue
+            if since is not None:
+                self.metrics.source_available(True)
+                self.pipe.reporter.info(f"Kafka is answering again after {time.monotonic() - since:.0f} s")
+            return answer
 
     def _count_compactions(self) -> None:
         """Compactions completed on a local MERGE_ON_READ table since the run started (its timeline, no JVM)."""
@@ -161,7 +207,12 @@ class Runner:
             source.start()
             summary = sync(pipe, source, source.summary)
             summary.end_offsets = source.next_start
-            summary.lag = source.next_start.lag_to(view.latest(list(source.next_start)))
+            try:
+                summary.lag = source.next_start.lag_to(view.latest(list(source.next_start)))
+            except Exception as e:  # the brokers went away as the run ended: the lag is unknown, nothing else
+                if not retriable(e):
+                    raise
+                summary.lag = {}
             summary.dead_letter_path = dead_letter.path_for(cfg) if summary.totals["bad"] and \
                 cfg.run.on_bad_record == "dead-letter" else None
             summary.seconds = round(time.monotonic() - source.t0, 3)

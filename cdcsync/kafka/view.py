@@ -104,6 +104,13 @@ class KafkaView:
                         for t, parts in offsets.items() for p, o in parts.items()})
 
 
+def retriable(error: BaseException) -> bool:
+    """A kafka-python error the brokers can recover from (unreachable, timed out, leader moving): its class says so."""
+    from kafka.errors import KafkaError
+
+    return isinstance(error, KafkaError) and bool(getattr(error, "retriable", False))
+
+
 def for_source(src, group: bool = True) -> KafkaView:
     """The view of a config's [source], with its security settings; `group=False` for commands that commit nothing."""
     from cdcsync.kafka.security import from_properties

@@ -4,37 +4,14 @@ included; /healthz turns unhealthy when the loop is stuck."""
 from __future__ import annotations
 
 import json
-import socket
-import time
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
+from devtools.local_kafka import free_port
 from tests import cli
 from tests.integration.engine.helpers import hudi_rs_rows, write_config
 
 pytestmark = pytest.mark.integration
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _series(text: str, name: str) -> dict[tuple, float]:
-    return {tuple(sorted(s.labels.items())): s.value for fam in text_string_to_metric_families(text)
-            for s in fam.samples if s.name == name}
-
-
-def _wait(what, until, timeout=240):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = until()
-        if got:
-            return got
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_metrics_match_the_topic_and_the_table_and_healthz_sees_a_stuck_loop(bootstrap, make_topic, produce,
@@ -42,7 +19,7 @@ def test_metrics_match_the_topic_and_the_table_and_healthz_sees_a_stuck_loop(boo
     topic = make_topic(partitions=2)
     produce(topic, [{"id": i, "v": f"v{i}"} for i in range(30)], partition=0)
     produce(topic, [{"id": 100 + i} for i in range(20)] + ["{bad"], partition=1)
-    port = _free_port()
+    port = free_port()
     cfg = write_config(tmp_path, bootstrap, topic, "json", "MERGE_ON_READ",
                        **{"sink.primary_key": ["id"], "run.trigger_interval": "1s", "run.max_records_per_batch": 20,
                           "run.on_bad_record": "dead-letter", "run.stuck_after": "4s"})
@@ -50,26 +27,27 @@ def test_metrics_match_the_topic_and_the_table_and_healthz_sees_a_stuck_loop(boo
     proc = cli.start("run", cfg, "--metrics-port", port, env={"CDCSYNC_FAULT": "before_write:3:STALL"})
     base = f"http://127.0.0.1:{port}"
     try:
-        text = _wait("three batches", lambda: (t := cli.http_get(f"{base}/metrics")[1]) and
-                     _series(t, "cdcsync_batches_total").get((("table", "t"),)) == 3 and t)
-        messages = _series(text, "cdcsync_messages_total")
+        text = cli.wait_until("three batches", lambda: (t := cli.http_get(f"{base}/metrics")[1]) and
+                     cli.metric_series(t, "cdcsync_batches_total").get((("table", "t"),)) == 3 and t)
+        messages = cli.metric_series(text, "cdcsync_messages_total")
         assert messages == {(("partition", "0"), ("table", "t"), ("topic", topic)): 30,
                             (("partition", "1"), ("table", "t"), ("topic", topic)): 21}
-        records = _series(text, "cdcsync_records_total")
+        records = cli.metric_series(text, "cdcsync_records_total")
         upserted = sum(v for k, v in records.items() if ("class", "upserted") in k)
         assert upserted == len(hudi_rs_rows(str(tmp_path / "table"))) == 50
         assert sum(v for k, v in records.items() if ("class", "bad") in k) == 1
-        assert _series(text, "cdcsync_dead_letter_records_total") == {(("table", "t"),): 1}
+        assert cli.metric_series(text, "cdcsync_dead_letter_records_total") == {(("table", "t"),): 1}
         # the loop plans again every second: lag as the brokers see it
-        _wait("zero lag", lambda: set(_series(cli.http_get(f"{base}/metrics")[1],
+        cli.wait_until("zero lag", lambda: set(cli.metric_series(cli.http_get(f"{base}/metrics")[1],
                                               "cdcsync_consumer_lag_messages").values()) == {0.0}, 30)
         assert cli.http_get(f"{base}/healthz")[0] == 200
 
         produce(topic, [{"id": 200 + i} for i in range(5)], partition=0)
-        _wait("lag of the 5 new messages", lambda: _series(cli.http_get(f"{base}/metrics")[1],
+        cli.wait_until("lag of the 5 new messages", lambda: cli.metric_series(cli.http_get(f"{base}/metrics")[1],
                                                            "cdcsync_consumer_lag_messages").get(
             (("partition", "0"), ("topic", topic))) == 5, 30)
-        status, body = _wait("/healthz to fail", lambda: (r := cli.http_get(f"{base}/healthz"))[0] == 503 and r, 30)
+        status, body = cli.wait_until("/healthz to fail",
+                                      lambda: (r := cli.http_get(f"{base}/healthz"))[0] == 503 and r, 30)
         assert json.loads(body)["status"] == "stuck"
     finally:
         proc.kill()

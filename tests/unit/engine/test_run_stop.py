@@ -4,9 +4,15 @@ import threading
 import time
 from types import SimpleNamespace
 
+import pytest
+from kafka.errors import KafkaTimeoutError
+
+from cdcsync.config.model import RunConfig
 from cdcsync.engine.metrics import RunMetrics
 from cdcsync.engine.runner import KafkaBatches
 from cdcsync.engine.sync import Summary
+from cdcsync.errors import SourceError
+from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka.offsets import Offsets
 
 
@@ -24,11 +30,37 @@ class _GrowingTopic:
         return Offsets({"t": {0: 0}})
 
 
-def _source(trigger: str) -> KafkaBatches:
-    run = SimpleNamespace(trigger_interval=trigger, max_records_per_batch=None, max_records_per_second=None)
+class _Lines:
+    def __init__(self):
+        self.lines = []
+
+    def warn(self, text):
+        self.lines.append(text)
+
+    info = warn
+
+
+class _Outage(_GrowingTopic):
+    """Brokers that time out `failures` times (kafka-python's KafkaTimeoutError), then answer again."""
+
+    bootstrap_servers = "kafka:9092"
+
+    def __init__(self, failures: int):
+        super().__init__()
+        self.failures = failures
+
+    def latest(self, topics):
+        if self.failures:
+            self.failures -= 1
+            raise KafkaTimeoutError("Failed to get offsets by times in 15000 ms")
+        return super().latest(topics)
+
+
+def _source(trigger: str, view=None, outage_bound: str = "5min") -> KafkaBatches:
+    run = RunConfig(checkpoint_dir="/tmp/unused", trigger_interval=trigger, source_unavailable_timeout=outage_bound)
     pipe = SimpleNamespace(cfg=SimpleNamespace(run=run, source=SimpleNamespace(topic_pattern=None)),
-                           heartbeat=lambda: None)
-    source = KafkaBatches(pipe, _GrowingTopic(), once=False, metrics=RunMetrics("t", stuck_after_s=60))
+                           heartbeat=lambda: None, reporter=_Lines())
+    source = KafkaBatches(pipe, view or _GrowingTopic(), once=False, metrics=RunMetrics("t", stuck_after_s=60))
     source.topics, source.stop_at, source.redo_end, source.batch_id = ["t"], None, None, 0
     source.next_start, source.summary = Offsets({"t": {0: 0}}), Summary("t", "/tmp/t", "test")
     return source
@@ -61,3 +93,20 @@ def test_without_a_signal_batches_keep_coming():
         if len(ends) == 3:
             break
     assert ends == [20, 30, 40]
+
+
+def test_brokers_away_mid_run_are_waited_for_and_the_run_goes_on():
+    view = _Outage(failures=2)
+    source = _source("0s", view)
+    first = next(source.batches())
+    assert first.end["t"][0] == 20 and view.failures == 0
+    assert source.metrics.outages._value.get() == 1 and source.metrics.source_up._value.get() == 1
+    assert "not answering" in source.pipe.reporter.lines[0] and "answering again" in source.pipe.reporter.lines[1]
+
+
+def test_brokers_away_longer_than_the_bound_exit_69_naming_them():
+    source = _source("0s", _Outage(failures=1000), outage_bound="1s")
+    with pytest.raises(SourceError) as e:
+        next(source.batches())
+    assert e.value.exit_code == ExitCode.UNREACHABLE and "kafka:9092" in str(e.value)
+    assert "source_unavailable_timeout" in str(e.value)
