@@ -44,7 +44,7 @@ kafka-down:
 	@test -x $(PY) && $(PY) -m devtools.local_kafka down || true
 
 test: setup
-	$(VENV)/bin/pytest -q -m "not soak" tests/unit tests/integration
+	$(VENV)/bin/pytest -q -n 2 --dist loadfile -m "not soak" tests/unit tests/integration
 
 # the long runs: 20 back-to-back `run --once` processes, 50 replayed ranges; CI runs them after `make test`
 soak: setup

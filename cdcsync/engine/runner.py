@@ -201,6 +201,7 @@ class Runner:
                 self._serve(metrics)
             source.topics = view.resolve_topics(cfg.source.topics, cfg.source.topic_pattern)  # before any JVM
             pipe.spark  # noqa: B018 - Spark starts here
+            self._signals(source)  # again: starting a SparkContext puts PySpark's own SIGINT handler in place
             pipe.lock_table("cdcsync run")
             if cfg.routes:
                 routing.check_patterns(pipe.spark, cfg)

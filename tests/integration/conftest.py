@@ -1,4 +1,4 @@
-"""One real Kafka broker and one SparkSession for the whole test session; a fresh topic per test.
+"""One real Kafka broker and one SparkSession for the whole test session (per xdist worker); a fresh topic per test.
 
 These fixtures fail (never skip) when Java, the bundles/ jars or the broker are missing.
 """
