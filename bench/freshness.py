@@ -22,7 +22,7 @@ def completed_commits(table: str) -> list[tuple[float, dict[int, int]]]:
     from cdcsync.sinks import timeline
 
     out = [(c.instant.completed_at.timestamp(), next(iter(c.offsets.values())))
-           for c in timeline.commits(table) if c.offsets]  # compactions carry none
+           for c in timeline.Timeline(table).commits() if c.offsets]  # compactions carry none
     return sorted(out, key=lambda c: c[0])
 
 

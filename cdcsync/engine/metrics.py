@@ -54,6 +54,7 @@ class RunMetrics:
         self.source_up = Gauge("cdcsync_source_available", "1 while the brokers answer, 0 during an outage",
                                registry=r)
         self.source_up.set(1)
+        self._source_up = True
         self.outages = Counter("cdcsync_source_outages", "Times the brokers stopped answering mid-run", registry=r)
         self.loop_beat = Gauge("cdcsync_loop_heartbeat_timestamp_seconds", "The loop's last sign of life",
                                registry=r)
@@ -108,8 +109,9 @@ class RunMetrics:
             self.lag_seconds.labels(t, str(p)).set(max(0.0, now - newest / 1000) if behind and newest else 0.0)
 
     def source_available(self, up: bool) -> None:
-        if not up and self.source_up._value.get() == 1:
+        if not up and self._source_up:
             self.outages.inc()
+        self._source_up = up
         self.source_up.set(1 if up else 0)
 
     def compaction_done(self, seconds: float) -> None:

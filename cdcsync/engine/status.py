@@ -22,9 +22,9 @@ def status(cfg, view, recent: int = 5) -> dict:
         committed = _routed_offsets(cfg)
         tables = [_table(str(p), now, recent) for p in _hudi_tables_under(cfg.sink.path)]
     else:
-        last = timeline.last_sync_commit(cfg.sink.path)
-        committed = last.offsets if last else None
         tables = [_table(cfg.sink.path, now, recent)]
+        last = tables[0]["last_commit"]
+        committed = Offsets.from_json(last["offsets"]) if last else None
     topics = view.resolve_topics(cfg.source.topics, cfg.source.topic_pattern)
     latest, earliest = view.latest(topics), view.earliest(topics)
     base = committed or Offsets()  # nothing committed yet: all that the topic holds is behind
@@ -41,17 +41,16 @@ def status(cfg, view, recent: int = 5) -> dict:
 
 
 def _table(path: str, now: dt.datetime, recent: int) -> dict:
-    last = timeline.last_sync_commit(path)
-    commits = [c for c in timeline.commits(path, newest=recent)]
-    pending = timeline.pending(path, "compaction")
-    out = {"path": path, "exists": bool(timeline.instants(path)), "last_commit": None,
-           "recent_commits": [_commit(c) for c in commits],
-           "pending_compactions": [i.requested for i in pending],
-           "inflight_writes": [i.requested for i in timeline.instants(path)
-                               if not i.completed and i.action in timeline.WRITE_ACTIONS]}
+    tl = timeline.Timeline(path)
+    last = tl.last_sync_commit()
+    out = {"path": path, "exists": bool(tl.instants), "last_commit": None,
+           "recent_commits": [_commit(c) for c in tl.commits(newest=recent)],
+           "pending_compactions": [i.requested for i in tl.pending("compaction")],
+           "inflight_writes": [i.requested for i in tl.pending(*timeline.WRITE_ACTIONS)]}
     if last:
         done = last.instant.completed_at
-        out["last_commit"] = {**_commit(last), "age_seconds": round((now - done).total_seconds(), 1)}
+        out["last_commit"] = {**_commit(last), "offsets": last.offsets.to_json(),
+                              "age_seconds": round((now - done).total_seconds(), 1)}
     return out
 
 
@@ -69,7 +68,7 @@ def _commit(c: timeline.Commit) -> dict:
 def _dead_letters(path: str) -> dict | None:
     """Dead-lettered records by reason (the newest commit of each batch: a re-read batch is counted once), and
     how many were replayed."""
-    commits = timeline.commits(path)
+    commits = timeline.Timeline(path).commits()
     if not commits:
         return None
     by_batch: dict[int | None, dict] = {}

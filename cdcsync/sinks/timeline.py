@@ -94,25 +94,33 @@ def instants(table_path: str) -> list[Instant]:
     return sorted(best.values(), key=lambda i: i.requested)
 
 
-def commits(table_path: str, newest: int | None = None) -> list[Commit]:
-    """Completed write instants with their metadata, newest first (at most `newest` of them)."""
-    done = [i for i in reversed(instants(table_path)) if i.completed and i.action in WRITE_ACTIONS]
-    return [_read(i) for i in done[:newest]]
+class Timeline:
+    """One listing of a table's timeline; each commit's metadata read at most once."""
 
+    def __init__(self, table_path: str):
+        self.instants = instants(table_path)
+        self._read: dict[Instant, Commit] = {}
 
-def last_sync_commit(table_path: str) -> Commit | None:
-    """The newest completed commit that carries cdcsync's offsets (compactions and replays carry none)."""
-    for i in reversed(instants(table_path)):
-        if i.completed and i.action in WRITE_ACTIONS:
-            c = _read(i)
-            if c.offsets is not None:
-                return c
-    return None
+    def commits(self, newest: int | None = None) -> list[Commit]:
+        """Completed write instants with their metadata, newest first (at most `newest` of them)."""
+        done = [i for i in reversed(self.instants) if i.completed and i.action in WRITE_ACTIONS]
+        return [self._commit(i) for i in done[:newest]]
 
+    def last_sync_commit(self) -> Commit | None:
+        """The newest completed commit that carries cdcsync's offsets (compactions and replays carry none)."""
+        for i in reversed(self.instants):
+            if i.completed and i.action in WRITE_ACTIONS and self._commit(i).offsets is not None:
+                return self._commit(i)
+        return None
 
-def pending(table_path: str, action: str) -> list[Instant]:
-    """Instants of `action` not completed (a compaction scheduled but not run, or one that died inflight)."""
-    return [i for i in instants(table_path) if i.action == action and not i.completed]
+    def pending(self, *actions: str) -> list[Instant]:
+        """Instants of these actions not completed (a compaction scheduled but not run, a write that died)."""
+        return [i for i in self.instants if i.action in actions and not i.completed]
+
+    def _commit(self, i: Instant) -> Commit:
+        if i not in self._read:
+            self._read[i] = _read(i)
+        return self._read[i]
 
 
 def _read(i: Instant) -> Commit:
