@@ -10,10 +10,10 @@ import json
 import os
 import socket
 import time
-from pathlib import Path
 
 from cdcsync.errors import CdcsyncError
 from cdcsync.exit_codes import ExitCode
+from cdcsync.sinks import timeline
 
 LOCK_FILE = "writer.lock"
 STALE_AFTER_S = 120.0  # a lock from another host with no heartbeat for this long is abandoned
@@ -88,7 +88,7 @@ class WriterLock:
 
 def read_local(directory: str) -> dict | None:
     """The live holder of the lock in a local `directory`, read without a JVM (`status`), or None."""
-    path = Path(directory.removeprefix("file://").removeprefix("file:")) / LOCK_FILE
+    path = timeline.local_path(directory) / LOCK_FILE
     try:
         info = json.loads(path.read_text())
     except (OSError, ValueError):

@@ -154,7 +154,7 @@ class KafkaBatches:
     def _count_compactions(self) -> None:
         """Compactions completed on a local MERGE_ON_READ table since the run started (its timeline, no JVM)."""
         cfg = self.pipe.cfg
-        if cfg.routes or cfg.sink.table_type != "MERGE_ON_READ" or "://" in cfg.sink.path.replace("file://", ""):
+        if cfg.routes or cfg.sink.table_type != "MERGE_ON_READ" or not timeline.is_local(cfg.sink.path):
             return
         done = {i.requested: i for i in timeline.instants(cfg.sink.path) if i.action == "commit" and i.completed}
         if self._compactions_seen is not None:

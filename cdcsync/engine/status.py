@@ -89,7 +89,7 @@ def _routed_offsets(cfg) -> Offsets | None:
     """A routed config's offsets are run-wide: the progress record beside the tables (engine.routing)."""
     import json
 
-    path = Path(cfg.run.checkpoint_dir.removeprefix("file://").removeprefix("file:")) / ROUTES_PROGRESS_FILE
+    path = timeline.local_path(cfg.run.checkpoint_dir) / ROUTES_PROGRESS_FILE
     for p in (path, path.with_name(path.name + ".tmp")):
         try:
             rec = json.loads(p.read_text())

@@ -58,9 +58,14 @@ class Commit:
         return json.loads(raw) if raw else None
 
 
+def is_local(path: str) -> bool:
+    """A plain or file: path, which Python reads directly (object stores and HDFS need Hadoop's file systems)."""
+    return "://" not in path or path.startswith("file://")
+
+
 def local_path(table_path: str) -> Path:
     """The table's directory; only local (and file:) paths can be read without a JVM."""
-    if "://" in table_path and not table_path.startswith("file://"):
+    if not is_local(table_path):
         raise ConfigError(f"{table_path} is not on the local file system: status reads timelines without a JVM, "
                           "from local paths only", hint="run status on a machine that mounts the table, or read "
                           "its timeline with Hudi's CLI")
