@@ -62,9 +62,7 @@ class RunMetrics:
                              registry=r)
         self.started.set_to_current_time()
         self._newest_ms: dict[str, int] = {}  # "topic/partition" -> newest committed Kafka timestamp
-        self._newest_all_ms = 0
-        self.freshness.labels(table).set_function(
-            lambda: max(0.0, time.time() - self._newest_all_ms / 1000) if self._newest_all_ms else float("nan"))
+        self.freshness.labels(table).set_function(self._freshness)
         self._last_beat = time.monotonic()
         self._last_commit_wall: float | None = None
         self._server: ThreadingHTTPServer | None = None
@@ -84,7 +82,6 @@ class RunMetrics:
                     self.records.labels(self.table, topic, part, k).inc(c[k])
             if c.get("newest_ms"):
                 self._newest_ms[tp] = max(self._newest_ms.get(tp, 0), c["newest_ms"])
-                self._newest_all_ms = max(self._newest_all_ms, c["newest_ms"])
         tables = list(r.tables) or [self.table]
         for name in tables:
             self.commits.labels(name).inc()
@@ -95,6 +92,10 @@ class RunMetrics:
         self.last_commit.labels(self.table).set_to_current_time()
         self._last_commit_wall = time.time()
         self.beat()
+
+    def _freshness(self) -> float:
+        newest = max(self._newest_ms.values(), default=0)
+        return max(0.0, time.time() - newest / 1000) if newest else float("nan")
 
     def dead_lettered(self, n: int) -> None:
         if n:
