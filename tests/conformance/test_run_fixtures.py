@@ -31,13 +31,7 @@ def test_every_fixture_file_is_covered():
     assert len(FILES) >= 6, f"expected the six CDC fixture files in {FIXTURES}"
 
 
-# Open defect (found 2026-11-24, not yet fixed): the real all-types record (a Decimal without precision, a 16-byte
-# Decimal, precision 40) decodes for 5 minutes and runs the 2 GB driver out of heap, which kills the session's JVM for
-# every later test; pinned unrun so the rest of the corpus still checks. Remove the mark with the fix.
-ALL_TYPES_OOM = pytest.mark.xfail(run=False, strict=True, reason="open defect: decoding the real all-types record "
-                                  "exhausts the driver heap (see the comment above)")
-CASES = [pytest.param(f, ("MERGE_ON_READ", "COPY_ON_WRITE")[i % 2], id=f"{f.name}-{('MOR', 'COW')[i % 2]}",
-                      marks=[ALL_TYPES_OOM] if f.name in KEYS else [])
+CASES = [pytest.param(f, ("MERGE_ON_READ", "COPY_ON_WRITE")[i % 2], id=f"{f.name}-{('MOR', 'COW')[i % 2]}")
          for i, f in enumerate(FILES)]
 
 
@@ -67,7 +61,6 @@ def test_fixture_lands_as_final_table(spark, bootstrap, make_topic, produce, tmp
     assert set(got_rs) == set(want)
 
 
-@ALL_TYPES_OOM
 def test_all_types_values_by_hand(spark, bootstrap, make_topic, produce, tmp_path):
     """Literal values decoded by hand from the all-types message: decimals exact, dates and times right."""
     import datetime as dt

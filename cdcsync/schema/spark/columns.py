@@ -92,17 +92,28 @@ def convert(text: Column, col: Col) -> Column:
     return text.cast(t)
 
 
+def _let(value: Column, body) -> Column:
+    """body(value) with value computed once: Spark copies a Column into every place it is used, so nested reuse
+    multiplied (one Connect decimal was a 318 KB expression, and a wide table's projection exhausted the heap)."""
+    return F.transform(F.array(value), body)[0]
+
+
 def _connect_decimal(text: Column, scale: int | Column, t: str) -> Column:
-    as_text = _place_point(_unscaled_digits(text), scale)
-    # plain JSON numbers also occur (decimal.format=NUMERIC): they are not base64
-    numeric = text.rlike(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$") & ~text.rlike(r"^[0-9]{4}$")
-    value = F.when(numeric, text).otherwise(as_text)
+    def decode(text: Column) -> Column:
+        # plain JSON numbers also occur (decimal.format=NUMERIC): they are not base64
+        numeric = text.rlike(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$") & ~text.rlike(r"^[0-9]{4}$")
+        return F.when(numeric, text).otherwise(_place_point(_unscaled_digits(text), scale))
+
+    value = _let(text, decode)
     return value if t == "STRING" else value.cast(t)
 
 
 def _unscaled_digits(b64: Column) -> Column:
     """Base64 two's-complement bytes → the unscaled integer as decimal text, in the JVM (no Python UDF)."""
-    hx = F.hex(F.unbase64(b64))
+    return _let(F.hex(F.unbase64(b64)), _hex_twos_complement)
+
+
+def _hex_twos_complement(hx: Column) -> Column:
     n = (F.length(hx) / 2).cast("int")
     negative = F.conv(hx.substr(F.lit(1), F.lit(2)), 16, 10).cast("int") >= 128
     inverted = F.translate(hx, "0123456789ABCDEF", "FEDCBA9876543210")  # ~x; a negative number is -(~x + 1)
@@ -128,6 +139,10 @@ def _hex_to_decimal(hex_digits: Column) -> Column:
 
 def _plus_one(digits: Column) -> Column:
     """Decimal text + 1: the digit before the trailing nines goes up by one, the nines become zeros."""
+    return _let(digits, _plus_one_of)
+
+
+def _plus_one_of(digits: Column) -> Column:
     head, nines = F.regexp_extract(digits, r"^([0-9]*?)(9*)$", 1), F.regexp_extract(digits, r"^([0-9]*?)(9*)$", 2)
     zeros = F.translate(nines, "9", "0")
     last = F.substring(head, -1, 1).cast("int") + 1
@@ -141,14 +156,24 @@ def _place_point(digits: Column, scale: int | Column) -> Column:
         if scale <= 0:
             return digits
         scale = F.lit(scale)
+    return _let(F.struct(digits.alias("d"), scale.alias("s")), lambda ds: _point_placed(ds["d"], ds["s"]))
+
+
+def _point_placed(digits: Column, scale: Column) -> Column:
     neg = digits.startswith("-")
-    mag = F.when(neg, digits.substr(F.lit(2), F.length(digits))).otherwise(digits)
-    keep = F.greatest(F.length(mag), scale + 1)  # at least one digit before the point
-    zeros = F.concat(F.call_function("repeat", F.lit("0"), scale + 1), mag)
-    padded = zeros.substr(F.length(zeros) - keep + 1, keep)
-    cut = F.length(padded) - scale
-    body = F.concat(padded.substr(F.lit(1), cut), F.lit("."), padded.substr(cut + 1, scale))
-    body = F.when(scale <= 0, mag).otherwise(body)
+
+    def placed(mag: Column) -> Column:
+        keep = F.greatest(F.length(mag), scale + 1)  # at least one digit before the point
+        zeros = F.concat(F.call_function("repeat", F.lit("0"), scale + 1), mag)
+
+        def cut_at(padded: Column) -> Column:
+            cut = F.length(padded) - scale
+            body = F.concat(padded.substr(F.lit(1), cut), F.lit("."), padded.substr(cut + 1, scale))
+            return F.when(scale <= 0, mag).otherwise(body)
+
+        return _let(zeros.substr(F.length(zeros) - keep + 1, keep), cut_at)
+
+    body = _let(F.when(neg, digits.substr(F.lit(2), F.length(digits))).otherwise(digits), placed)
     return F.when(digits.isNull() | scale.isNull(), None).when(neg, F.concat(F.lit("-"), body)).otherwise(body)
 
 

@@ -46,3 +46,20 @@ def test_edges_of_the_16_byte_boundary(spark, scale):
 def test_any_unscaled_value_keeps_every_digit(spark, values, scale):
     got = _decode(spark, values, scale)
     assert [Decimal(g) for g in got] == [_exact(v, scale) for v in values]
+
+
+def test_a_wide_table_of_decimals_decodes_in_one_projection(spark):
+    """MySQL's all-types table has 17 Connect decimals; each conversion used to copy its input into every place it
+    was used (318 KB of expression per column) and the projection's generated code exhausted the driver heap."""
+    from pyspark.sql import functions as F
+
+    from cdcsync.schema.spark.columns import DBZ_DECIMAL, Col, convert, typed_row
+
+    assert len(convert(F.col("b"), Col("x", "STRING", DBZ_DECIMAL, 3))._jc.toString()) < 20_000
+    values = [(-1) ** i * (10**i + i) for i in range(24)]
+    cols = [Col(f"d{i}", "STRING" if i % 2 else "DECIMAL(38,3)", DBZ_DECIMAL, 3) for i in range(len(values))]
+    row = "{" + ",".join(f'"d{i}":"{_connect_bytes(v)}"' for i, v in enumerate(values)) + "}"
+    typed, bad = typed_row(F.col("v"), cols)
+    got = spark.createDataFrame([(row,)], "v string").select(*typed, bad.alias("bad")).collect()[0]
+    assert got.bad == []
+    assert [Decimal(str(got[f"d{i}"])) for i in range(len(values))] == [_exact(v, 3) for v in values]
