@@ -59,8 +59,9 @@ def make_ca(directory: Path, name: str = "cdcsync test CA", days: int = 365) -> 
 
 
 def make_server_cert(ca: CertFiles, directory: Path, dns: list[str] = ("localhost",), ips: list[str] = (),
-                     days: int = 365, common_name: str | None = None) -> CertFiles:
-    """A server certificate signed by `ca` whose SANs are `dns` and `ips` (hostname checks use only the SANs)."""
+                     days: int = 365, common_name: str | None = None, client: bool = False) -> CertFiles:
+    """A server certificate signed by `ca` whose SANs are `dns` and `ips` (hostname checks use only the SANs);
+    `client=True`: a client certificate for mutual TLS instead."""
     key = ec.generate_private_key(ec.SECP256R1())
     now = dt.datetime.now(dt.UTC)
     sans = [x509.DNSName(d) for d in dns] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
@@ -72,14 +73,37 @@ def make_server_cert(ca: CertFiles, directory: Path, dns: list[str] = ("localhos
         .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=days))
         .add_extension(x509.SubjectAlternativeName(sans), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH if client
+                                              else ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca.key.public_key()), critical=False)
         .sign(ca.key, hashes.SHA256())
     )
-    return _write(Path(directory), "server", cert, key, [ca.cert])
+    return _write(Path(directory), "client" if client else "server", cert, key, [ca.cert])
 
 
 def kafka_ssl_props(listener: str, server: CertFiles) -> dict[str, str]:
     """Broker properties that give listener `listener` this certificate (PEM keystore, no client auth)."""
     p = f"listener.name.{listener.lower()}.ssl"
     return {f"{p}.keystore.type": "PEM", f"{p}.keystore.location": str(server.keystore), f"{p}.client.auth": "none"}
+
+
+def java_stores(cert: CertFiles, ca: CertFiles, directory: Path, password: str, store_type: str = "JKS"
+                ) -> tuple[Path, Path]:
+    """(key store, trust store) as Java's keytool writes them: `cert` with its key and chain, and `ca` trusted."""
+    import subprocess
+
+    from cryptography.hazmat.primitives.serialization import BestAvailableEncryption, pkcs12
+
+    directory.mkdir(parents=True, exist_ok=True)
+    p12 = directory / "key.p12"
+    p12.write_bytes(pkcs12.serialize_key_and_certificates(b"client", cert.key, cert.cert, [ca.cert],
+                                                          BestAvailableEncryption(password.encode())))
+    ext = store_type.lower()
+    keystore, truststore = directory / f"keystore.{ext}", directory / f"truststore.{ext}"
+    keytool = ["keytool", "-noprompt", "-storepass", password]
+    subprocess.run([*keytool, "-importkeystore", "-srckeystore", str(p12), "-srcstoretype", "PKCS12",
+                    "-srcstorepass", password, "-destkeystore", str(keystore), "-deststoretype", store_type,
+                    "-destkeypass", password], check=True, capture_output=True)
+    subprocess.run([*keytool, "-importcert", "-alias", "ca", "-file", str(ca.cert_path), "-keystore", str(truststore),
+                    "-storetype", store_type], check=True, capture_output=True)
+    return keystore, truststore

@@ -104,7 +104,7 @@ class _Source:
         s = cls()
         if config is not None:
             from cdcsync.config import load_config
-            from cdcsync.kafka.security import from_properties
+            from cdcsync.kafka.security import for_clients
 
             cfg = load_config(config)
             src = cfg.source
@@ -112,7 +112,7 @@ class _Source:
             s.decoder_options = {"max_bytes": src.max_message_bytes}
             if src.format == "csv":
                 s.decoder_options.update(columns=src.csv_columns, field_delimiter=src.csv_field_delimiter)
-            s.client_kwargs = from_properties(src.properties).kafka_python_kwargs()
+            s.client_kwargs = for_clients(src.properties)[0].kafka_python_kwargs()
             s.schema_config = cfg.schema
         s.servers = servers or s.servers
         if topics:

@@ -108,20 +108,10 @@ def _usage_error(message: str) -> None:
 
 
 def _run(servers, sec, topics, group, timeout):
-    import ssl
-
-    from cdcsync.errors import ConfigError
-    from cdcsync.probe.net import tls_context
     from cdcsync.probe.walk import probe as run_probe
 
     if sec.tls:
-        try:  # a CA, client certificate or key that cannot be loaded is a config error, found before connecting
-            tls_context(sec)
-        except (ssl.SSLError, OSError) as e:
-            reason = getattr(e, "reason", None) or getattr(e, "strerror", None) or e
-            raise ConfigError(f"{sec.origin}: cannot load the TLS files: {reason}",
-                              hint="check ssl.ca.location, ssl.keystore.location / ssl.certificate.location, "
-                                   "ssl.key.location and ssl.key.password") from None
+        sec.ssl_context()  # a CA, client certificate or key that cannot be loaded: a config error before connecting
     return run_probe(servers, sec, topics=topics, group=group, timeout=timeout)
 
 

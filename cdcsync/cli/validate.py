@@ -14,13 +14,16 @@ def validate(
     config: Path = typer.Argument(..., help="Path of config.toml."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
 ):
-    """Check config.toml against the schema (exit 78 naming file and key when it is wrong). Starts no JVM."""
+    """Check config.toml against the schema and its Kafka security settings: files, stores and their passwords,
+    SASL mechanism and credentials (exit 78 naming file and key when it is wrong). Starts no JVM."""
     from cdcsync.config import load_config
     from cdcsync.errors import ConfigError
+    from cdcsync.kafka.security import for_clients
     from cdcsync.reporting import emit_json
 
     try:
         cfg = load_config(config)
+        for_clients(cfg.source.properties, f"{config} [source.properties]")  # files, stores, passwords, mechanism
     except ConfigError as e:
         if json_out:
             emit_json({"valid": False, **e.to_dict()})

@@ -30,10 +30,11 @@ class Security:
     username: str | None = None
     password: str | None = field(default=None, repr=False)
     ssl_cafile: str | None = None
-    ssl_cadata: str | None = field(default=None, repr=False)  # inline PEM (ssl.truststore.certificates)
+    ssl_cadata: str | None = field(default=None, repr=False)  # PEM text: inline, or read from a JKS/PKCS12 store
     ssl_certfile: str | None = None
     ssl_keyfile: str | None = None
     ssl_key_password: str | None = field(default=None, repr=False)
+    ssl_keystore_pem: str | None = field(default=None, repr=False)  # key and chain read from a JKS/PKCS12/inline store
     ssl_check_hostname: bool = True
     ssl_verify: bool = True
     origin: str = "defaults"  # where the settings came from, named in hints
@@ -56,8 +57,10 @@ class Security:
             out.update(sasl_mechanism=self.sasl_mechanism, sasl_username=self.username,
                        sasl_password=MASK if self.password else None)
         if self.tls:
-            out.update(ssl_cafile=self.ssl_cafile or ("inline PEM" if self.ssl_cadata else "system default CAs"),
-                       ssl_certfile=self.ssl_certfile, ssl_check_hostname=self.ssl_check_hostname,
+            out.update(ssl_cafile=self.ssl_cafile or ("from the trust store" if self.ssl_cadata else
+                                                      "system default CAs"),
+                       ssl_certfile=self.ssl_certfile or ("from the key store" if self.ssl_keystore_pem else None),
+                       ssl_check_hostname=self.ssl_check_hostname,
                        ssl_verify=self.ssl_verify)
         return out
 
@@ -67,10 +70,44 @@ class Security:
         if self.sasl:
             kw.update(sasl_mechanism=self.sasl_mechanism, sasl_plain_username=self.username,
                       sasl_plain_password=self.password)
-        if self.tls:
-            kw.update(ssl_cafile=self.ssl_cafile, ssl_certfile=self.ssl_certfile, ssl_keyfile=self.ssl_keyfile,
-                      ssl_password=self.ssl_key_password, ssl_check_hostname=self.ssl_check_hostname)
+        if self.tls:  # one context, so trust stores, inline PEM and verification reach kafka-python too
+            kw.update(ssl_context=self.ssl_context(), ssl_check_hostname=self.ssl_check_hostname)
         return {k: v for k, v in kw.items() if v is not None}
+
+    def ssl_context(self):
+        """Like a Java client: verify against the given CA (or the system's), check the hostname unless turned off.
+        A CA, certificate or key that cannot be loaded is a config error, found before connecting."""
+        import ssl
+
+        try:
+            ctx = ssl.create_default_context(cafile=self.ssl_cafile, cadata=self.ssl_cadata)
+            if self.ssl_certfile:
+                ctx.load_cert_chain(self.ssl_certfile, self.ssl_keyfile, password=self.ssl_key_password)
+            elif self.ssl_keystore_pem:
+                _load_chain_from_memory(ctx, self.ssl_keystore_pem, self.ssl_key_password)
+        except (ssl.SSLError, OSError) as e:
+            reason = getattr(e, "reason", None) or getattr(e, "strerror", None) or e
+            raise ConfigError(f"{self.origin}: cannot load the TLS files: {reason}",
+                              hint="check ssl.truststore.* / ssl.ca.location, ssl.keystore.* / "
+                                   "ssl.certificate.location, ssl.key.location and ssl.key.password") from None
+        ctx.check_hostname = self.ssl_check_hostname and self.ssl_verify
+        if not self.ssl_verify:
+            ctx.verify_mode = ssl.CERT_NONE
+        return ctx
+
+
+def _load_chain_from_memory(ctx, pem_text: str, password: str | None) -> None:
+    """Python's ssl loads a key from a file only: a private file that lives for the call."""
+    import os
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="cdcsync-key-", suffix=".pem")  # mode 0600
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(pem_text)
+        ctx.load_cert_chain(path, password=password)
+    finally:
+        os.unlink(path)
 
 
 def parse_jaas(text: str) -> tuple[str | None, dict[str, str]]:
@@ -95,17 +132,26 @@ def from_properties(props: dict[str, Any], origin: str = "[source.properties]") 
     cafile, cadata = _truststore(p, origin)
     certfile = keyfile = None
     if p.get("ssl.certificate.location"):
-        certfile = _pem_file(p["ssl.certificate.location"], "ssl.certificate.location", None, origin)
-        keyfile = _pem_file(p["ssl.key.location"], "ssl.key.location", None, origin) if p.get("ssl.key.location") \
+        certfile = _pem_file(p["ssl.certificate.location"], "ssl.certificate.location", origin)
+        keyfile = _pem_file(p["ssl.key.location"], "ssl.key.location", origin) if p.get("ssl.key.location") \
             else None
-    if p.get("ssl.keystore.location"):
-        certfile = keyfile = _pem_file(p["ssl.keystore.location"], "ssl.keystore.location",
-                                       p.get("ssl.keystore.type"), origin)
+    keystore_pem = None
+    if p.get("ssl.keystore.location") and _store_type(p, "ssl.keystore.type") == "PEM":
+        certfile = keyfile = _pem_file(p["ssl.keystore.location"], "ssl.keystore.location", origin)
+    elif p.get("ssl.keystore.location"):
+        store = _java_store(p, "ssl.keystore", origin, p.get("ssl.key.password"))
+        if store.key is None:
+            raise ConfigError(f"{origin}: ssl.keystore.location = {p['ssl.keystore.location']} holds no private key",
+                              hint="a client key store holds the client's key and certificate chain",
+                              key="ssl.keystore.location")
+        keystore_pem = store.key + "".join(store.certs)
+    elif p.get("ssl.keystore.key") and p.get("ssl.keystore.certificate.chain"):  # Kafka's inline PEM key store
+        keystore_pem = p["ssl.keystore.key"].strip() + "\n" + p["ssl.keystore.certificate.chain"].strip() + "\n"
     algo = p.get("ssl.endpoint.identification.algorithm")
     sec = Security(
         protocol=protocol, sasl_mechanism=mechanism, username=username, password=password,
         ssl_cafile=cafile, ssl_cadata=cadata, ssl_certfile=certfile, ssl_keyfile=keyfile,
-        ssl_key_password=p.get("ssl.key.password") or None,
+        ssl_key_password=p.get("ssl.key.password") or None, ssl_keystore_pem=keystore_pem,
         ssl_check_hostname=algo is None or algo.strip().lower() not in ("", "none"),
         ssl_verify=p.get("enable.ssl.certificate.verification", "true").lower() != "false", origin=origin,
     )
@@ -128,19 +174,46 @@ def _truststore(p: dict[str, str], origin: str) -> tuple[str | None, str | None]
     if p.get("ssl.truststore.certificates"):
         return None, p["ssl.truststore.certificates"]
     if p.get("ssl.ca.location"):
-        return _pem_file(p["ssl.ca.location"], "ssl.ca.location", None, origin), None
+        return _pem_file(p["ssl.ca.location"], "ssl.ca.location", origin), None
     if p.get("ssl.truststore.location"):
-        return _pem_file(p["ssl.truststore.location"], "ssl.truststore.location", p.get("ssl.truststore.type"),
-                         origin), None
+        if _store_type(p, "ssl.truststore.type") == "PEM":
+            return _pem_file(p["ssl.truststore.location"], "ssl.truststore.location", origin), None
+        store = _java_store(p, "ssl.truststore", origin)
+        if not store.certs:
+            raise ConfigError(f"{origin}: ssl.truststore.location = {p['ssl.truststore.location']} holds no "
+                              "trusted certificate", hint="import the brokers' CA (keytool -importcert ...)",
+                              key="ssl.truststore.location")
+        return None, "".join(store.certs)
     return None, None
 
 
-def _pem_file(path: str, key: str, store_type: str | None, origin: str) -> str:
-    """Python's ssl reads PEM only; a JKS/PKCS12 store is a config error with the keytool fix."""
-    if store_type and store_type.upper() != "PEM":
-        raise ConfigError(f"{origin}: {key} is a {store_type.upper()} store; cdcsync probe reads PEM files only",
-                          hint="export it to PEM (keytool -exportcert -rfc -alias <ca> -keystore <file> > ca.pem) "
-                               f"and set {key} to that file with the type PEM", key=key)
+def _store_type(p: dict[str, str], key: str) -> str:
+    return (p.get(key) or "JKS").strip().upper()  # Kafka's default store type is JKS
+
+
+def _java_store(p: dict[str, str], prefix: str, origin: str, key_password: str | None = None):
+    """A JKS or PKCS12 store read as Kafka's Java client reads it (type, store password, key password)."""
+    from cdcsync.kafka.stores import StoreError, read_store
+
+    key, kind = f"{prefix}.location", _store_type(p, f"{prefix}.type")
+    f = Path(p[key]).expanduser()
+    try:
+        data = f.read_bytes()
+    except OSError as e:
+        raise ConfigError(f"{origin}: {key} = {p[key]}: {e.strerror or e}", hint="point it at a readable store file",
+                          key=key) from None
+    if b"-----BEGIN" in data[:4096]:
+        default = "" if p.get(f"{prefix}.type") else " (the Kafka default)"
+        raise ConfigError(f"{origin}: {key} = {p[key]} is a PEM file but {prefix}.type is {kind}{default}",
+                          hint=f"set {prefix}.type = PEM", key=f"{prefix}.type")
+    try:
+        return read_store(data, kind, p.get(f"{prefix}.password") or None, key_password)
+    except StoreError as e:
+        raise ConfigError(f"{origin}: {key} = {p[key]} ({kind}): {e}",
+                          hint=f"check {prefix}.type, {prefix}.password and ssl.key.password", key=key) from None
+
+
+def _pem_file(path: str, key: str, origin: str) -> str:
     f = Path(path).expanduser()
     try:
         head = f.read_bytes()[:4096]
@@ -180,7 +253,7 @@ def with_flags(base: Security, flags: Flags) -> Security:
     if flags.sasl_password is not None:
         changes["password"] = flags.sasl_password
     if flags.ssl_cafile:
-        changes["ssl_cafile"] = _pem_file(flags.ssl_cafile, "--ssl-cafile", None, "command line")
+        changes["ssl_cafile"] = _pem_file(flags.ssl_cafile, "--ssl-cafile", "command line")
         changes["ssl_cadata"] = None
     if flags.ssl_check_hostname is not None:
         changes["ssl_check_hostname"] = flags.ssl_check_hostname
@@ -191,6 +264,58 @@ def with_flags(base: Security, flags: Flags) -> Security:
     if sec.sasl and not sec.sasl_mechanism:
         sec = replace(sec, sasl_mechanism="GSSAPI")
     return sec
+
+
+# librdkafka spellings the probe accepts: Spark's Java client ignores them, so run converts them or refuses them
+_JAVA_LOGIN = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+               "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+               "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
+
+
+def java_properties(props: dict[str, Any], origin: str = "[source.properties]") -> dict[str, str]:
+    """[source.properties] as Spark's Java Kafka client must get them to mean what the offset planner does."""
+    p = {str(k).strip(): ("" if v is None else str(v)) for k, v in props.items()}
+    for key in ("ssl.certificate.location", "ssl.key.location"):
+        if p.get(key):
+            raise ConfigError(f"{origin}: {key} is librdkafka's setting; Spark's Java Kafka client ignores it",
+                              hint="put the key and its certificate chain in one PEM file and set "
+                                   "ssl.keystore.type = PEM and ssl.keystore.location to it", key=key)
+    if p.pop("enable.ssl.certificate.verification", "true").strip().lower() == "false":
+        raise ConfigError(f"{origin}: enable.ssl.certificate.verification = false is librdkafka's; a Java client "
+                          "always verifies the brokers' certificates", hint="give the brokers' CA in "
+                          "ssl.truststore.location (or ssl.ca.location)", key="enable.ssl.certificate.verification")
+    if p.get("ssl.ca.location"):
+        p.setdefault("ssl.truststore.type", "PEM")
+        p.setdefault("ssl.truststore.location", p["ssl.ca.location"])
+    p.pop("ssl.ca.location", None)
+    user, password = p.pop("sasl.username", ""), p.pop("sasl.password", "")
+    if user and not p.get("sasl.jaas.config"):
+        mechanism = (p.get("sasl.mechanism") or "PLAIN").upper()
+        if mechanism not in _JAVA_LOGIN:
+            raise ConfigError(f"{origin}: sasl.username is set for sasl.mechanism {mechanism}",
+                              hint="set sasl.jaas.config for that mechanism", key="sasl.username")
+        p["sasl.mechanism"] = mechanism
+        p["sasl.jaas.config"] = f'{_JAVA_LOGIN[mechanism]} required username="{_jaas_escape(user)}" ' \
+                                f'password="{_jaas_escape(password)}";'
+    return p
+
+
+def _jaas_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def for_clients(props: dict[str, Any], origin: str = "[source.properties]") -> tuple[Security, dict[str, str]]:
+    """The settings both clients of a run use: kafka-python's (offsets) and the Java client's (Spark's read).
+    Everything that can be checked without a broker is, so `validate` and a run's start fail the same way."""
+    java = java_properties(props, origin)  # first: a setting Spark would ignore matters more than its file
+    sec = check(from_properties(props, origin))
+    if sec.sasl and sec.sasl_mechanism not in PASSWORD_MECHANISMS:
+        raise ConfigError(f"{origin}: sasl.mechanism = {sec.sasl_mechanism}: cdcsync's offset planner "
+                          f"(kafka-python) authenticates with {', '.join(PASSWORD_MECHANISMS)} only",
+                          hint="use one of those mechanisms on a listener the brokers offer", key="sasl.mechanism")
+    if sec.tls:
+        sec.ssl_context()  # files and passwords, loaded once now
+    return sec, java
 
 
 def check(sec: Security) -> Security:

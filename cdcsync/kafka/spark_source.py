@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.kafka.security import java_properties
 
 # Kafka client properties Spark's source manages itself (it rejects some of them outright).
 _SPARK_MANAGED = {"auto.offset.reset", "enable.auto.commit", "group.id", "key.deserializer", "value.deserializer",
@@ -20,7 +21,7 @@ def read_options(source, start: Offsets, end: Offsets) -> dict[str, str]:
         "failOnDataLoss": "true",
         "includeHeaders": "true",
     }
-    for k, v in source.properties.items():
+    for k, v in java_properties(source.properties).items():
         if k not in _SPARK_MANAGED:
             opts[f"kafka.{k}"] = v
     return opts

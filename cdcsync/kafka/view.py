@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+import ssl
 from dataclasses import dataclass
 
-from cdcsync.errors import ConfigError, SourceError, TopicMissingError
+from cdcsync.errors import CdcsyncError, ConfigError, SourceError, TopicMissingError
+from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka.offsets import Offsets, parse_specific_offsets
+from cdcsync.kafka.security import Security
 
 
 @dataclass
@@ -17,6 +20,7 @@ class KafkaView:
     bootstrap_servers: str
     client_kwargs: dict
     group_id: str | None = None
+    security: Security | None = None  # what the probe uses to name the failing hop when nothing answers
 
     def __post_init__(self):
         from kafka import KafkaConsumer
@@ -29,23 +33,65 @@ class KafkaView:
                 **self.client_kwargs,
             )
         except NoBrokersAvailable:
-            raise SourceError(
+            raise self._diagnosed(SourceError(
                 f"no Kafka broker answers at {self.bootstrap_servers}",
                 hint="check source.bootstrap_servers; 'cdcsync probe --bootstrap-servers "
                 f"{self.bootstrap_servers}' names the failing hop",
-            ) from None
-        except KafkaError as e:
-            raise SourceError(f"cannot connect to Kafka at {self.bootstrap_servers}: {e}",
-                              hint="run 'cdcsync probe' to find the failing hop") from None
+            )) from None
+        except (KafkaError, ssl.SSLError) as e:  # kafka-python lets a failed TLS handshake through unwrapped
+            raise self._diagnosed(SourceError(f"cannot connect to Kafka at {self.bootstrap_servers}: {e}",
+                                              hint="run 'cdcsync probe' to find the failing hop")) from None
+        try:  # kafka-python connects lazily and would wait forever for metadata a broker refuses to send
+            self._metadata(timeout_ms=10000)
+        except (KafkaError, ssl.SSLError) as e:
+            raise self._diagnosed(SourceError(f"no Kafka broker at {self.bootstrap_servers} answered Metadata: {e}",
+                                              hint="run 'cdcsync probe' to find the failing hop")) from None
+
+    def _diagnosed(self, fallback: CdcsyncError) -> CdcsyncError:
+        """kafka-python only says no broker answered; the probe's walk names the hop, with probe's message and
+        exit code (TLS 76, authentication 77, ...)."""
+        from cdcsync.probe.net import parse_servers
+        from cdcsync.probe.report import FAIL
+        from cdcsync.probe.walk import probe
+
+        try:
+            report = probe(parse_servers(self.bootstrap_servers), self.security or Security(), timeout=5.0)
+        except ValueError:
+            return fallback
+        failed = next((c for c in report.checks if c.status == FAIL), None)
+        if failed is None:
+            return fallback
+        return SourceError(failed.finding or failed.detail, hint=failed.hint or None, exit_code=ExitCode(failed.code))
 
     def close(self) -> None:
         self._c.close()
 
+    def _metadata(self, timeout_ms: int = 15000) -> None:
+        """All topics' metadata, bounded: KafkaConsumer.topics() and partitions_for_topic() poll without a limit."""
+        from kafka.errors import KafkaTimeoutError
+
+        client = self._c._client  # kafka-python 2.x's client, as the probe uses its protocol layer
+        cluster = client.cluster
+        stash, cluster.need_all_topic_metadata = cluster.need_all_topic_metadata, True
+        try:
+            future = cluster.request_update()
+            client.poll(future=future, timeout_ms=timeout_ms)
+        finally:
+            cluster.need_all_topic_metadata = stash
+        if not future.is_done:
+            raise KafkaTimeoutError(f"no metadata from {self.bootstrap_servers} within {timeout_ms / 1000:g} s")
+        if future.failed():
+            raise future.exception
+
     def topics(self) -> set[str]:
-        return set(self._c.topics())
+        self._metadata()
+        return set(self._c._client.cluster.topics())
 
     def partitions(self, topic: str) -> list[int]:
-        parts = self._c.partitions_for_topic(topic)
+        parts = self._c._client.cluster.partitions_for_topic(topic)
+        if parts is None:
+            self._metadata()
+            parts = self._c._client.cluster.partitions_for_topic(topic)
         if not parts:
             raise TopicMissingError(
                 f"topic {topic!r} does not exist on {self.bootstrap_servers}",
@@ -113,10 +159,10 @@ def retriable(error: BaseException) -> bool:
 
 def for_source(src, group: bool = True) -> KafkaView:
     """The view of a config's [source], with its security settings; `group=False` for commands that commit nothing."""
-    from cdcsync.kafka.security import from_properties
+    from cdcsync.kafka.security import for_clients
 
-    kwargs = from_properties(src.properties).kafka_python_kwargs()
-    return KafkaView(src.bootstrap_servers, kwargs, src.group_id if group else None)
+    sec, _ = for_clients(src.properties)
+    return KafkaView(src.bootstrap_servers, sec.kafka_python_kwargs(), src.group_id if group else None, sec)
 
 
 def _offset_and_metadata(cls, offset: int):

@@ -44,6 +44,12 @@ def classify(hop: Hop, layer: str, e: WireError, t0: float, client: Client, addr
         return hop.fail(layer, t0, ExitCode.UNREACHABLE, f"does not answer TCP within {t}",
                         "a firewall or security group drops the traffic, or the address is not routable from here; "
                         + (ADVERTISED_FIX if outsider else "open the port to this host"), raw=msg)
+    if k == "client_cert":
+        given = "the client's certificate" if sec.ssl_certfile or sec.ssl_keystore_pem else "no client certificate"
+        return hop.fail(layer, t0, ExitCode.TLS, f"requires mutual TLS and refused {given} "
+                        f"({e.facts.get('reason')})",
+                        "set ssl.keystore.location (with ssl.keystore.type and its passwords) to a key and certificate "
+                        "signed by a CA the broker's ssl.truststore trusts", raw=msg)
     if layer == "tls":
         return _classify_tls(hop, e, t0, sec, addr, sniff_deadline)
     if layer == "api-versions":
@@ -117,11 +123,11 @@ def _classify_tls(hop: Hop, e: WireError, t0: float, sec: Security, addr, sniff_
                             "check the clock of this host and of the CA that issued it",
                             raw=e.message)
         issuer = certs.name(cert.get("issuer", ())) or "?"
-        trust = sec.ssl_cafile or ("inline PEM" if sec.ssl_cadata else "the system CAs")
+        trust = sec.ssl_cafile or ("the configured trust store" if sec.ssl_cadata else "the system CAs")
         return hop.fail("tls", t0, ExitCode.TLS, f"presents a TLS certificate (issuer {issuer}) that "
                         f"{trust} does not trust: certificate verification failed",
-                        "set ssl.ca.location (or --ssl-cafile) to the PEM of the CA that signed the broker "
-                        "certificate", raw=f"{e.message} (code {code})")
+                        "set ssl.truststore.location or ssl.ca.location (or --ssl-cafile) to the CA that signed "
+                        "the broker certificate", raw=f"{e.message} (code {code})")
     if e.kind in ("closed", "not_tls") and _plaintext_listener(addr, sniff_deadline):
         return hop.fail("tls", t0, ExitCode.TLS, "is a plaintext listener but the client speaks TLS (protocol "
                         "mismatch)", f"set security.protocol = {'SASL_PLAINTEXT' if sec.sasl else 'PLAINTEXT'} for "

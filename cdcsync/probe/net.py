@@ -15,8 +15,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from cdcsync.kafka.security import Security
-
 
 class WireError(Exception):
     def __init__(self, kind: str, message: str, **facts: Any):
@@ -116,19 +114,6 @@ def connect_tcp(addrs: list[tuple[int, tuple]], deadline: float) -> tuple[socket
 
 # ---- TLS ------------------------------------------------------------------------------------------------------
 
-def tls_context(sec: Security) -> ssl.SSLContext:
-    """Like a Java client: verify against the given CA (or the system's), check the hostname unless turned off."""
-    ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
-    if sec.ssl_cafile or sec.ssl_cadata:
-        ctx = ssl.create_default_context(cafile=sec.ssl_cafile, cadata=sec.ssl_cadata)
-    if sec.ssl_certfile:
-        ctx.load_cert_chain(sec.ssl_certfile, sec.ssl_keyfile, password=sec.ssl_key_password)
-    ctx.check_hostname = sec.ssl_check_hostname and sec.ssl_verify
-    if not sec.ssl_verify:
-        ctx.verify_mode = ssl.CERT_NONE
-    return ctx
-
-
 def _unverified_context() -> ssl.SSLContext:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
@@ -143,6 +128,16 @@ class TlsInfo:
     cert: dict  # ssl.getpeercert() form: subject, issuer, subjectAltName, notBefore, notAfter
 
 
+# OpenSSL's reason codes for a server that refused the client's certificate (or its absence): mutual TLS
+CLIENT_CERT_ALERTS = {"TLSV13_ALERT_CERTIFICATE_REQUIRED", "SSLV3_ALERT_BAD_CERTIFICATE", "TLSV1_ALERT_UNKNOWN_CA",
+                      "SSLV3_ALERT_CERTIFICATE_UNKNOWN", "SSLV3_ALERT_CERTIFICATE_EXPIRED",
+                      "TLSV1_ALERT_ACCESS_DENIED"}
+
+
+def client_cert_refused(e: ssl.SSLError) -> WireError:
+    return WireError("client_cert", f"the broker refused the client certificate ({e.reason})", reason=e.reason)
+
+
 def tls_handshake(sock: socket.socket, ctx: ssl.SSLContext, host: str, deadline: float
                   ) -> tuple[ssl.SSLSocket, TlsInfo]:
     try:
@@ -155,6 +150,8 @@ def tls_handshake(sock: socket.socket, ctx: ssl.SSLContext, host: str, deadline:
     except TimeoutError:
         raise WireError("timeout", "no TLS handshake reply (timed out)") from None
     except ssl.SSLError as e:
+        if e.reason in CLIENT_CERT_ALERTS:
+            raise client_cert_refused(e) from None
         kind = "not_tls" if e.reason in ("WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE") else "handshake"
         raise WireError(kind, f"TLS handshake failed: {e.reason or e}") from None
     cert = ssock.getpeercert() or peer_certificate(ssock) or {}

@@ -22,7 +22,7 @@ from kafka.protocol.sasl_handshake import SaslHandshakeRequest
 
 from cdcsync import __version__
 from cdcsync.kafka.security import PASSWORD_MECHANISMS, Security
-from cdcsync.probe.net import WireError, remaining
+from cdcsync.probe.net import CLIENT_CERT_ALERTS, WireError, client_cert_refused, remaining
 
 # kafka.sasl warns "sending password in the clear" through logging's last-resort handler, i.e. onto our stderr.
 logging.getLogger("kafka").addHandler(logging.NullHandler())
@@ -84,7 +84,9 @@ class Session:
                 chunk = self.sock.recv(min(n - len(buf), 1 << 16))
             except TimeoutError:
                 raise WireError("timeout", "no reply (timed out)") from None
-            except ssl.SSLError as e:
+            except ssl.SSLError as e:  # TLS 1.3 reports a refused client certificate after the handshake
+                if e.reason in CLIENT_CERT_ALERTS:
+                    raise client_cert_refused(e) from None
                 raise WireError("closed", f"TLS error while reading ({e.reason or e})") from None
             except OSError as e:
                 raise WireError("closed", f"the connection was reset ({e.strerror or e})") from None

@@ -17,7 +17,7 @@ from cdcsync.probe.group import find_coordinator, group_checks
 from cdcsync.probe.hop import Client, Hop
 from cdcsync.probe.ladder import run_ladder
 from cdcsync.probe.lint import ADVERTISED_FIX, host_classes, lint_advertised
-from cdcsync.probe.net import WireError, endpoint, tls_context
+from cdcsync.probe.net import WireError, endpoint
 from cdcsync.probe.report import FAIL, SKIP, WARN, Check, Report
 from cdcsync.probe.topics import topic_checks
 
@@ -37,7 +37,7 @@ def probe(bootstrap: list[tuple[str, int]], sec: Security, *, topics: list[str] 
     started = time.perf_counter()
     topics = list(dict.fromkeys(topics or []))
     report = Report([endpoint(h, p) for h, p in bootstrap], sec.describe())
-    client = Client(sec, tls_context(sec) if sec.tls else None, timeout)
+    client = Client(sec, sec.ssl_context() if sec.tls else None, timeout)
     with ThreadPoolExecutor(max_workers=16, thread_name_prefix="probe") as pool:
         boots = list(pool.map(lambda hp: run_ladder(Hop(hp[0], hp[1], "bootstrap"), client, topics, keep_open=True),
                               bootstrap))

@@ -8,20 +8,66 @@ from __future__ import annotations
 import itertools
 import json
 import uuid
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from devtools.local_kafka import BrokerSpec, Listener, LocalBroker, free_port
+from devtools.tls import CertFiles, make_ca, make_server_cert
+
+USER, PASSWORD = "carol", "Carol-pw-51d0a7"  # distinctive, so outputs can be searched for it
+
+
+@dataclass
+class Secured:
+    """The session broker's secured listeners: SASL (PLAIN), SASLSSL (SCRAM-SHA-512), MTLS (client certificate)."""
+    ports: dict[str, int]
+    ca: CertFiles
+    client: CertFiles  # signed by `ca` for mutual TLS
+    other_ca: CertFiles  # trusted by nobody
+    directory: Path
+    user: str = USER
+    password: str = PASSWORD
+
+    def at(self, listener: str) -> str:
+        return f"localhost:{self.ports[listener]}"
 
 
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory):
-    # no time-based retention: tests stamp records with fixed past times, which a 7-day retention would delete
-    broker = LocalBroker(BrokerSpec(tmp_path_factory.mktemp("kafka"), [Listener("PLAINTEXT", free_port())],
-                                    extra_props={"log.retention.ms": "-1"}))
+    d = tmp_path_factory.mktemp("kafka")
+    ca, other_ca = make_ca(d / "ca", "cdcsync test CA"), make_ca(d / "other-ca", "an unrelated CA")
+    server = make_server_cert(ca, d / "server", dns=["localhost"])
+    client = make_server_cert(ca, d / "client", dns=["cdcsync-client"], client=True)
+    ports = {name: free_port() for name in ("SASL", "SASLSSL", "MTLS")}
+    listeners = [Listener("PLAINTEXT", free_port()), Listener("SASL", ports["SASL"], "SASL_PLAINTEXT"),
+                 Listener("SASLSSL", ports["SASLSSL"], "SASL_SSL", advertise=f"localhost:{ports['SASLSSL']}"),
+                 Listener("MTLS", ports["MTLS"], "SSL", advertise=f"localhost:{ports['MTLS']}")]
+    props = {
+        "log.retention.ms": "-1",  # tests stamp records with fixed past times, which a 7-day retention would delete
+        "listener.name.sasl.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl.plain.sasl.jaas.config":
+            f'org.apache.kafka.common.security.plain.PlainLoginModule required user_{USER}="{PASSWORD}";',
+        "listener.name.saslssl.sasl.enabled.mechanisms": "SCRAM-SHA-512",
+        "listener.name.saslssl.scram-sha-512.sasl.jaas.config":
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+    }
+    for name in ("saslssl", "mtls"):
+        props |= {f"listener.name.{name}.ssl.keystore.type": "PEM",
+                  f"listener.name.{name}.ssl.keystore.location": str(server.keystore)}
+    props |= {"listener.name.mtls.ssl.client.auth": "required", "listener.name.mtls.ssl.truststore.type": "PEM",
+              "listener.name.mtls.ssl.truststore.location": str(ca.cert_path)}
+    broker = LocalBroker(BrokerSpec(d, listeners, extra_props=props, scram_users=[("SCRAM-SHA-512", USER, PASSWORD)]))
     broker.start()  # raises BrokerError (a test error, not a skip) when java or the jars are missing
+    broker.secured = Secured(ports, ca, client, other_ca, d)
     yield broker
     broker.stop()
+
+
+@pytest.fixture(scope="session")
+def secured(kafka_broker) -> Secured:
+    return kafka_broker.secured
 
 
 @pytest.fixture(scope="session")

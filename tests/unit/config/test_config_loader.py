@@ -3,6 +3,7 @@ the closest valid key; ${ENV} expansion; secrets never echoed."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,23 @@ def test_defaults_fill_what_the_file_leaves_out(tmp_path):
     assert cfg.run.checkpoint_dir == "/tmp/x_cdcsync_checkpoint" and cfg.run.trigger_interval == "10s"
     assert cfg.sink.deletes == "hard"
     assert cfg.source.metadata_columns == ["topic", "partition", "offset", "timestamp"]
+
+
+@pytest.mark.parametrize("properties, key, fragment", [
+    ('"security.protocol" = "SSL"\n"ssl.truststore.location" = "/nonexistent/truststore.jks"\n',
+     "ssl.truststore.location", "No such file"),
+    ('"security.protocol" = "SASL_SSL"\n"sasl.mechanism" = "SCRAM-SHA-512"\n', "sasl.jaas.config",
+     "needs a username and a password"),
+    ('"security.protocol" = "SASL_PLAINTEXT"\n"sasl.mechanism" = "GSSAPI"\n'
+     '"sasl.jaas.config" = "com.sun.security.auth.module.Krb5LoginModule required;"\n', "sasl.mechanism",
+     "offset planner"),
+    ('"security.protocol" = "SSL"\n"ssl.certificate.location" = "client.pem"\n', "ssl.certificate.location",
+     "Spark's Java Kafka client ignores it"),
+])
+def test_validate_checks_the_security_settings_offline(tmp_path, properties, key, fragment):
+    """Files, mechanism and credentials are checked by `validate` without a broker or a JVM (exit 78)."""
+    path = write(tmp_path, GOOD + "[source.properties]\n" + properties)
+    p = cdcsync("validate", path, "--json", timeout=60, jvm_free=True)
+    data = json.loads(p.stdout)
+    assert p.returncode == 78 and data["key"] == key and fragment in data["message"], data
+    assert str(path) in data["message"]

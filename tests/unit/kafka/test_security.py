@@ -11,7 +11,9 @@ from cdcsync.kafka.security import (
     Flags,
     Security,
     check,
+    for_clients,
     from_properties,
+    java_properties,
     parse_jaas,
     redact_properties,
     scrub,
@@ -24,10 +26,15 @@ SCRAM_JAAS = ('org.apache.kafka.common.security.scram.ScramLoginModule required 
 
 
 @pytest.fixture
-def ca_pem(tmp_path):
-    path = tmp_path / "ca.pem"
-    path.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
-    return path
+def ca(tmp_path):
+    from devtools.tls import make_ca
+
+    return make_ca(tmp_path / "ca")
+
+
+@pytest.fixture
+def ca_pem(ca):
+    return ca.cert_path
 
 
 def test_defaults_are_plaintext():
@@ -58,7 +65,35 @@ def test_librdkafka_spellings_and_plain_inferred_from_login_module(ca_pem):
     assert (sec.sasl_mechanism, sec.username, sec.password) == ("PLAIN", "bob", "pw-1")
     assert sec.ssl_cafile == str(ca_pem) and sec.ssl_check_hostname is False
     kw = sec.kafka_python_kwargs()
-    assert kw["ssl_cafile"] == str(ca_pem) and kw["ssl_check_hostname"] is False
+    assert kw["ssl_context"].check_hostname is False and kw["ssl_check_hostname"] is False
+    assert len(kw["ssl_context"].get_ca_certs()) == 1  # the given CA only, as a Java client trusts
+
+
+def test_librdkafka_spellings_become_java_properties_for_spark(ca_pem):
+    props = {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "bob",
+             "sasl.password": 'pw "1"', "ssl.ca.location": str(ca_pem)}
+    sec, java = for_clients(props)
+    assert java == {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
+                    "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
+                                        'username="bob" password="pw \\"1\\"";',
+                    "ssl.truststore.type": "PEM", "ssl.truststore.location": str(ca_pem)}
+    assert parse_jaas(java["sasl.jaas.config"])[1]["password"] == sec.password == 'pw "1"'
+
+
+@pytest.mark.parametrize("props, key", [
+    ({"ssl.certificate.location": "c.pem", "ssl.key.location": "k.pem"}, "ssl.certificate.location"),
+    ({"enable.ssl.certificate.verification": "false"}, "enable.ssl.certificate.verification"),
+])
+def test_librdkafka_settings_a_java_client_cannot_honour_are_refused(props, key):
+    with pytest.raises(ConfigError) as e:
+        java_properties({"security.protocol": "SSL", **props})
+    assert e.value.facts["key"] == key and e.value.hint
+
+
+def test_a_mechanism_the_offset_planner_cannot_use_is_refused():
+    with pytest.raises(ConfigError, match="offset planner") as e:
+        for_clients({"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER"})
+    assert e.value.facts["key"] == "sasl.mechanism"
 
 
 def test_pem_truststore_location_is_the_ca_file(ca_pem):
@@ -67,16 +102,35 @@ def test_pem_truststore_location_is_the_ca_file(ca_pem):
     assert sec.ssl_cafile == str(ca_pem) and sec.ssl_check_hostname is True
 
 
-def test_jks_truststore_is_a_config_error_with_the_keytool_fix(tmp_path):
+def test_a_store_that_cannot_be_read_is_a_config_error_naming_key_and_fix(tmp_path, ca_pem):
     jks = tmp_path / "truststore.jks"
-    jks.write_bytes(b"\xfe\xed\xfe\xed binary")
-    with pytest.raises(ConfigError) as e:
+    jks.write_bytes(b"\xfe\xed\xfe\xed\x00\x00\x00\x02\x00\x00\x00\x01 truncated")
+    with pytest.raises(ConfigError, match="truncated") as e:
         from_properties({"security.protocol": "SSL", "ssl.truststore.location": str(jks)})
-    assert e.value.exit_code == ExitCode.CONFIG and "not a PEM file" in e.value.message
-    assert "keytool" in e.value.hint
-    with pytest.raises(ConfigError, match="JKS store"):
-        from_properties({"security.protocol": "SSL", "ssl.truststore.location": str(jks),
-                         "ssl.truststore.type": "JKS"})
+    assert e.value.exit_code == ExitCode.CONFIG and e.value.facts["key"] == "ssl.truststore.location"
+    with pytest.raises(ConfigError, match="PEM file but ssl.truststore.type is JKS") as e:  # Kafka's default type
+        from_properties({"security.protocol": "SSL", "ssl.truststore.location": str(ca_pem)})
+    assert e.value.hint == "set ssl.truststore.type = PEM"
+
+
+def test_pkcs12_key_and_trust_stores_are_read_like_a_java_client(tmp_path, ca):
+    from cryptography.hazmat.primitives.serialization import BestAvailableEncryption, pkcs12
+
+    from devtools.tls import make_server_cert
+
+    client = make_server_cert(ca, tmp_path / "client", client=True)
+    store = tmp_path / "client.p12"
+    store.write_bytes(pkcs12.serialize_key_and_certificates(b"c", client.key, client.cert, [ca.cert],
+                                                            BestAvailableEncryption(b"Store-pw-9")))
+    props = {"security.protocol": "SSL", "ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(store),
+             "ssl.keystore.password": "Store-pw-9", "ssl.truststore.type": "PEM", "ssl.truststore.location":
+             str(ca.cert_path)}
+    sec = from_properties(props)
+    assert "PRIVATE KEY" in sec.ssl_keystore_pem and "Store-pw-9" not in repr(sec)
+    sec.ssl_context()  # key and chain load
+    with pytest.raises(ConfigError, match="password") as e:
+        from_properties({**props, "ssl.keystore.password": "wrong"})
+    assert e.value.facts["key"] == "ssl.keystore.location"
 
 
 def test_missing_ca_file_is_a_config_error():
