@@ -85,6 +85,7 @@ class RunConfig:
     metrics_host: str = "0.0.0.0"
     stuck_after: str = "10min"  # /healthz fails when the loop has not moved for this long
     source_unavailable_timeout: str = "5min"  # brokers gone mid-run: wait and retry this long, then exit 69
+    write_retries: int = 3  # a batch whose Hudi write failed transiently is written again this many times
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,7 @@ RUN = {
         "metrics_host": {"type": "string", "minLength": 1},
         "stuck_after": {"type": "string", "pattern": r"^\d+(\.\d+)?\s*(ms|s|m|min|h)$"},
         "source_unavailable_timeout": {"type": "string", "pattern": r"^\d+(\.\d+)?\s*(ms|s|m|min|h)$"},
+        "write_retries": {"type": "integer", "minimum": 0, "maximum": 20},
     },
 }
 

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import BatchInput, BatchResult
+from cdcsync.errors import SinkError
 from cdcsync.kafka.offsets import Offsets
 
 _COUNTS = ("messages", "upserted", "deleted", "skipped", "bad")  # per partition and per table in the summary
@@ -67,10 +68,27 @@ def sync(pipe, source: BatchSource, summary: Summary) -> Summary:
     t0 = time.monotonic()
     for batch in source.batches():
         t = time.monotonic()
-        result = pipe.sync_once(batch)
+        result = _landed(pipe, batch)
         maybe_crash("after_write", batch.batch_id)
         summary.add(result)
         pipe.heartbeat(every_s=0)
         source.committed(result, time.monotonic() - t)
     summary.seconds = round(time.monotonic() - t0, 3)
     return summary
+
+
+def _landed(pipe, batch: BatchInput) -> BatchResult:
+    """`sync_once`, again after a transient Hudi write failure ([run] write_retries): nothing of the failed
+    attempt was committed, so writing the batch again is what a restart would do, without the restart."""
+    retries, attempt = pipe.cfg.run.write_retries, 0
+    while True:
+        try:
+            return pipe.sync_once(batch)
+        except SinkError as e:
+            if not e.facts.get("transient") or attempt >= retries:
+                raise
+            attempt += 1
+            wait = min(30.0, 2.0 ** attempt)
+            pipe.reporter.warn(f"batch {batch.batch_id}: {e.message}; a transient failure: writing the batch again "
+                               f"in {wait:g} s (retry {attempt} of {retries})")
+            time.sleep(wait)

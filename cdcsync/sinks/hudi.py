@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 
 from cdcsync import __version__, jvm_errors
+from cdcsync.engine.faults import injected_write_failure
 from cdcsync.errors import SinkError
 from cdcsync.kafka.offsets import Offsets
 
@@ -92,18 +93,29 @@ def commit_metadata(batch_id: int, end: Offsets, replayed_from: Offsets | None, 
     return meta
 
 
+# what a second attempt can cure: another writer won the commit, the lock was busy, the storage did not answer
+TRANSIENT_WRITE_FAILURES = ("org.apache.hudi.exception.HoodieWriteConflictException",
+                            "org.apache.hudi.exception.HoodieLockException", "java.net.SocketTimeoutException",
+                            "java.net.ConnectException", "java.net.SocketException",
+                            "software.amazon.awssdk.core.exception.SdkClientException",
+                            "com.amazonaws.SdkClientException")
+
+
 def write_batch(df, spec: TableSpec, metadata: dict[str, object]) -> str:
     """Upsert `df` (with _hoodie_is_deleted) as one Hudi commit carrying `metadata`; returns the instant."""
     writer = df.write.format("hudi").options(**write_options(spec))
     for k, v in metadata.items():
         writer = writer.option(k, v if isinstance(v, str) else json.dumps(v, sort_keys=True))
     try:
+        fault = injected_write_failure(df.sparkSession, metadata.get(META_BATCH))
+        if fault is not None:
+            raise fault
         writer.mode("append").save(spec.path)
     except Exception as e:  # py4j wraps the JVM exception: name it and its root cause; the log has the rest
         raise SinkError(
             f"Hudi write to {spec.path} failed: {jvm_errors.summary(e)}",
             hint="the batch was not committed and will be re-read on restart; check the table path and the "
-            "Spark log above",
+            "Spark log above", transient=jvm_errors.caused_by(e, *TRANSIENT_WRITE_FAILURES) is not None,
         ) from e
     return latest_instant(df.sparkSession, spec.path) or ""
 
