@@ -16,7 +16,7 @@ app = typer.Typer(
     name="cdcsync",
     help="Land Kafka change-data-capture topics in Apache Hudi tables, exactly once.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion [bash|zsh|fish|powershell]
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

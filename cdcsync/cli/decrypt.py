@@ -15,6 +15,7 @@ from cdcsync.cli.app import app
 def decrypt(
     values: list[str] = typer.Argument(None, help="Encrypted values (base64); read one per line from stdin if none."),
     key_env: str = typer.Option(..., "--key-env", help="Environment variable holding the base64 AES key."),
+    json_out: bool = typer.Option(False, "--json", help='Print {"values": [{"value", "plaintext"}]} on stdout.'),
 ):
     """Decrypt masked values: prints one plaintext per line (an empty line for a value that does not decrypt)."""
     from cdcsync.errors import ConfigError
@@ -25,7 +26,13 @@ def decrypt(
                           hint=f"export {key_env}=… (the key the [[mask]] used)", variable=key_env)
     if not values:
         values = [line.strip() for line in sys.stdin if line.strip()]
-    for text in plaintexts(_session(), values, key):
+    texts = plaintexts(_session(), values, key)
+    if json_out:
+        from cdcsync.reporting import emit_json
+
+        emit_json({"values": [{"value": v, "plaintext": t} for v, t in zip(values, texts, strict=True)]})
+        return
+    for text in texts:
         typer.echo("" if text is None else text)
 
 

@@ -41,6 +41,8 @@ def infer_schema(
                          "e.g. --column 'price=DECIMAL(18,2)'.")] = None,
     csv_columns: Annotated[str | None, typer.Option("--csv-columns",
                                                     help="Comma-separated names of the csv fields.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print what the table view shows as one JSON object "
+                                                          "(tables, columns, types, samples).")] = False,
 ):
     """Infer the schema of a CDC topic from a sample of its records and print it.
 
@@ -52,6 +54,9 @@ def infer_schema(
     from cdcsync.formats import FORMATS
 
     message_fmt, out = _split_formats(formats or [], output, FORMATS)
+    if json_out and out != "table":
+        raise _usage(f"--json prints the table view as JSON; it cannot be combined with the output {out}")
+    out = "json" if json_out else out
     src = _Source.build(config, bootstrap_servers, topic, message_fmt, from_file, csv_columns)
     options = _options(src.schema_config, flatten, as_string, columns)
     tables = _infer(src, options, max_records, timeout)
@@ -220,6 +225,8 @@ def _print(tables, out: str) -> None:
 
     if out == "json-schema":
         emit_json(render.json_schema(tables))
+    elif out == "json":
+        emit_json(render.facts(tables))
     elif out == "spark-ddl":
         typer.echo(render.spark_ddl(tables))
     elif out == "toml":

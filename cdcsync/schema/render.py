@@ -161,6 +161,17 @@ def rich_tables(tables: dict[str, TableSchema]) -> list:
     return out
 
 
+def facts(tables: dict[str, TableSchema]) -> dict:
+    """What the table view shows, as data (`infer-schema --json`)."""
+    return {"tables": [{
+        "table": name, "records": t.records, "primary_key": list(t.primary_key or []),
+        "columns": [{"name": c.name, "type": str(c.effective_type), "only_nulls": not c.type, "nullable": c.nullable,
+                     "samples": c.samples, "from": c.origin, "example": c.example,
+                     "seen_at": ({"topic": c.coord.topic, "partition": c.coord.partition, "offset": c.coord.offset}
+                                 if c.coord else None)} for c in t.columns.values()],
+    } for name, t in tables.items()]}
+
+
 def _example(v, limit: int = 40) -> str:
     if v is None:
         return ""

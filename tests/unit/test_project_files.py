@@ -108,6 +108,15 @@ def test_help_lists_every_command_without_pyspark():
         assert re.search(rf"│ {re.escape(command)}\s", p.stdout), f"--help does not list {command}:\n{p.stdout}"
 
 
+def test_shell_completion_completes_commands_and_options_without_pyspark():
+    script = cdcsync("--show-completion", "bash", timeout=30, jvm_free=True)
+    assert script.returncode == 0 and "_CDCSYNC_COMPLETE=complete_bash" in script.stdout, script.stderr
+    for words, cword, want in (("cdcsync st", 1, "status"), ("cdcsync run --metr", 2, "--metrics-port")):
+        p = cdcsync(env={"_CDCSYNC_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)},
+                    timeout=30, jvm_free=True)
+        assert p.returncode == 0 and p.stdout.split() == [want], (words, p.stdout, p.stderr)
+
+
 def test_nothing_fetched_or_generated_is_tracked():
     files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
     bad = [f for f in files if f.endswith((".jar", ".parquet", ".log")) or "/.hoodie/" in f or f.startswith(

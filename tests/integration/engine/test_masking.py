@@ -75,9 +75,12 @@ def test_masked_columns_never_in_clear(spark, bootstrap, make_topic, produce, tm
     assert rows[2]["card"] is None  # NULL stays NULL
     from tests.cli import cdcsync
 
-    res = cdcsync("decrypt", "--key-env", "T_MASK_KEY", rows[1]["email"], rows[2]["email"], timeout=300)
+    res = cdcsync("decrypt", "--key-env", "T_MASK_KEY", "--json", rows[1]["email"], rows[2]["email"], "bm90IGl0",
+                  timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
-    assert res.stdout.split() == [CLEAR[3], CLEAR[4]]
+    assert json.loads(res.stdout)["values"] == [{"value": rows[1]["email"], "plaintext": CLEAR[3]},
+                                                {"value": rows[2]["email"], "plaintext": CLEAR[4]},
+                                                {"value": "bm90IGl0", "plaintext": None}]  # not ours: no plaintext
 
     # the table files hold the hashes as plain bytes (uncompressed), so a clear value would show the same way
     table_bytes = file_bytes(tmp_path / "table")

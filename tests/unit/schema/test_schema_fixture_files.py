@@ -77,6 +77,13 @@ def test_cli_prints_the_expected_schema(name, tmp_path):
     code, out, _ = run_cli(["infer-schema", "--from-file", path, "-f", fmt])
     assert code == 0 and table in out and all(c in out for c in types)  # the rich table
 
+    code, out, _ = run_cli(["infer-schema", "--from-file", path, "-f", fmt, "--json"])  # the same view, as data
+    (got,) = json.loads(out)["tables"]
+    assert code == 0 and got["table"] == table and got["records"] > 0
+    assert {c["name"]: c["type"] for c in got["columns"]} == types
+    assert {c["name"] for c in got["columns"] if not c["nullable"]} == not_null
+    assert all(c["samples"] > 0 and c["seen_at"]["offset"] >= 0 for c in got["columns"])
+
 
 def _key_only(name, row) -> bool:
     """A Postgres REPLICA IDENTITY DEFAULT delete image: the key and nothing else."""
