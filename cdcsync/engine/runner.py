@@ -57,6 +57,8 @@ class KafkaBatches:
         if not last and not how_recorded:
             checkpoint.write_start(spark, cfg.run.checkpoint_dir, self.next_start, how)
         self.batch_id = (last["batch_id"] + 1) if last else 0
+        if last:  # after a crash the group lags the table's commits until a batch lands: catch it up now
+            self._commit_group(self.next_start)
         self.summary = Summary(cfg.sink.table_name, cfg.sink.path, how)
         self.pipe.reporter.event("start", table=cfg.sink.table_name, topics=",".join(self.topics), from_=how,
                                  offsets=self.next_start.compact())
@@ -101,12 +103,7 @@ class KafkaBatches:
                 self._sleep(max(0.0, seconds(cfg.run.trigger_interval) - (time.monotonic() - self._t_batch)))
 
     def committed(self, result: BatchResult, took: float) -> None:
-        try:
-            self.view.commit_group(result.end)
-        except Exception as e:  # monitoring only: the offsets are in the Hudi commit
-            if not retriable(e):
-                raise
-            self.pipe.reporter.warn(f"the group's offsets were not committed (for lag monitoring only): {e}")
+        self._commit_group(result.end)
         self._report(result, took)
         self.metrics.batch_committed(result, took)
         if self.pipe.cfg.run.on_bad_record == "dead-letter":
@@ -117,6 +114,14 @@ class KafkaBatches:
         rate = self.pipe.cfg.run.max_records_per_second
         if rate:  # wait until the records read so far fit the rate since the start
             self._sleep(self.summary.totals["messages"] / rate - (time.monotonic() - self.t0))
+
+    def _commit_group(self, offsets: Offsets) -> None:
+        try:
+            self.view.commit_group(offsets)
+        except Exception as e:  # monitoring only: the offsets are in the Hudi commit
+            if not retriable(e):
+                raise
+            self.pipe.reporter.warn(f"the group's offsets were not committed (for lag monitoring only): {e}")
 
     def _through_outages(self, ask):
         """`ask()` the brokers; while they are away (a retriable Kafka error), wait and ask again, with backoff, for
