@@ -210,6 +210,9 @@ class Runner:
             pipe.lock_table("cdcsync run")
             if cfg.routes:
                 routing.check_patterns(pipe.spark, cfg)
+            elif hudi.write_options(hudi.TableSpec.from_config(cfg)).get("hoodie.compact.inline") == "true":
+                for instant in hudi.complete_pending_compactions(pipe.spark, cfg.sink.path):
+                    pipe.reporter.info(f"completed compaction {instant}, left pending by an earlier run")
             source.start()
             summary = sync(pipe, source, source.summary)
             summary.end_offsets = source.next_start

@@ -168,3 +168,15 @@ def last_checkpoint(spark, path: str) -> dict | None:
                 "ordering": md.getMetadata(META_ORDERING) or ORDERING_LEGACY,
             }
     return None
+
+
+def complete_pending_compactions(spark, path: str) -> list[str]:
+    """Run the compactions a killed writer left requested or inflight (inline compaction only runs on a write, so
+    a run with nothing to read would leave them pending); returns their instants."""
+    if not table_exists(spark, path):
+        return []
+    pending = _meta_client(spark, path).getActiveTimeline().filterPendingCompactionTimeline().getInstants()
+    instants = [pending.get(i).requestedTime() for i in range(pending.size())]
+    if instants:
+        spark.sql(f"CALL run_compaction(op => 'run', path => '{path}')").collect()
+    return instants

@@ -37,3 +37,30 @@ def test_mor_compacts_after_n_delta_commits(spark, bootstrap, make_topic, produc
     assert {r["id"]: r["v"] for r in hudi_rs_rows(path)} == want
     produce(topic, [{"id": 9, "v": 99}])
     assert run_once(cfg, spark).totals["messages"] == 1  # resumes past the compaction from its own commit
+
+
+def test_a_compaction_left_pending_is_completed_by_a_run_with_nothing_to_read(spark, bootstrap, make_topic, produce,
+                                                                               tmp_path):
+    """Inline compaction only runs on a write: a compaction a killed run left requested or inflight would stay
+    pending through every drain. Here a run that schedules compactions without executing them leaves one."""
+    from cdcsync.sinks.hudi import _meta_client
+
+    topic = make_topic()
+    produce(topic, [{"id": i % 4, "v": i} for i in range(12)])
+    options = {"hoodie.compact.inline.max.delta.commits": "2"}
+    leave_pending = {**options, "hoodie.compact.inline": "false", "hoodie.compact.schedule.inline": "true"}
+    cfg = write_config(tmp_path, bootstrap, topic, "json", "MERGE_ON_READ",
+                       **{"sink.primary_key": ["id"], "run.max_records_per_batch": 4, "sink.options": leave_pending})
+    assert run_once(cfg, spark).batches == 3
+    path = str(tmp_path / "table")
+
+    def pending() -> int:
+        return _meta_client(spark, path).getActiveTimeline().filterPendingCompactionTimeline().countInstants()
+
+    assert pending() == 1 and "commit" not in actions(spark, path)
+    cfg = write_config(tmp_path, bootstrap, topic, "json", "MERGE_ON_READ",
+                       **{"sink.primary_key": ["id"], "sink.options": options})
+    assert run_once(cfg, spark).totals["messages"] == 0
+    assert pending() == 0 and "commit" in actions(spark, path)
+    want = {i: 8 + i for i in range(4)}
+    assert {r["id"]: r["v"] for r in spark_rows(spark, path)} == want == {r["id"]: r["v"] for r in hudi_rs_rows(path)}
