@@ -13,6 +13,7 @@ from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import BatchInput, BatchResult
 from cdcsync.errors import SinkError
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.sinks import timeline
 
 _COUNTS = ("messages", "upserted", "deleted", "skipped", "bad")  # per partition and per table in the summary
 
@@ -85,6 +86,10 @@ def _landed(pipe, batch: BatchInput) -> BatchResult:
         try:
             return pipe.sync_once(batch)
         except SinkError as e:
+            read_only = timeline.read_only_mount(e.facts.get("path"))
+            if read_only is not None:
+                e.message += f" ({read_only} is on a read-only file system)"
+                e.hint = "mount it read-write, or point sink.path at a writable place"
             if not e.facts.get("transient") or attempt >= retries:
                 raise
             attempt += 1

@@ -116,6 +116,7 @@ def write_batch(df, spec: TableSpec, metadata: dict[str, object]) -> str:
             f"Hudi write to {spec.path} failed: {jvm_errors.summary(e)}",
             hint="the batch was not committed and will be re-read on restart; check the table path and the "
             "Spark log above", transient=jvm_errors.caused_by(e, *TRANSIENT_WRITE_FAILURES) is not None,
+            path=spec.path,
         ) from e
     return latest_instant(df.sparkSession, spec.path) or ""
 

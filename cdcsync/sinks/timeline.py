@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +62,19 @@ class Commit:
 def is_local(path: str) -> bool:
     """A plain or file: path, which Python reads directly (object stores and HDFS need Hadoop's file systems)."""
     return "://" not in path or path.startswith("file://")
+
+
+def read_only_mount(path: str | None) -> Path | None:
+    """The nearest existing directory of a local path when its mount is read-only (statvfs's flag, not a message)."""
+    if not path or not is_local(path):
+        return None
+    p = Path(path.removeprefix("file://").removeprefix("file:"))
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        return p if os.statvfs(p).f_flag & os.ST_RDONLY else None
+    except OSError:
+        return None
 
 
 def local_path(table_path: str) -> Path:
