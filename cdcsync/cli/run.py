@@ -18,15 +18,28 @@ def run(
     metrics_port: int = typer.Option(None, "--metrics-port", min=0, max=65535,
                                      help="Serve /metrics (Prometheus) and /healthz on this port ([run] "
                                      "metrics_port; 0: any free port)."),
+    log_level: str = typer.Option(None, "--log-level", help="Spark, Hudi and Kafka log level: error, warn "
+                                  "(default: real problems only), info, debug ([run] log_level)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Everything the JVM logs at INFO (--log-level "
+                                                                "info)."),
 ):
     """Sync Kafka CDC topics into the Hudi table the config names (continuously, or --once)."""
     from cdcsync.config import load_config
 
     cfg = load_config(config)  # exits 78 before pyspark is even imported
-    if metrics_port is not None:
-        from dataclasses import replace
+    from dataclasses import replace
 
+    if metrics_port is not None:
         cfg = replace(cfg, run=replace(cfg.run, metrics_port=metrics_port))
+    if verbose or log_level:
+        level = "info" if verbose and not log_level else (log_level or "").lower()
+        if level not in ("error", "warn", "info", "debug"):
+            from cdcsync.errors import CdcsyncError
+            from cdcsync.exit_codes import ExitCode
+
+            raise CdcsyncError(f"--log-level {log_level!r} is not one of error, warn, info, debug",
+                               hint="see 'cdcsync run --help'", exit_code=ExitCode.USAGE)
+        cfg = replace(cfg, run=replace(cfg.run, log_level=level))
     from cdcsync.engine.runner import Runner
     from cdcsync.reporting import emit_json, make_reporter
 

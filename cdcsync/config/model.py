@@ -86,6 +86,7 @@ class RunConfig:
     stuck_after: str = "10min"  # /healthz fails when the loop has not moved for this long
     source_unavailable_timeout: str = "5min"  # brokers gone mid-run: wait and retry this long, then exit 69
     write_retries: int = 3  # a batch whose Hudi write failed transiently is written again this many times
+    log_level: str = "warn"  # Spark, Hudi and Kafka (JVM) loggers; warn keeps the known harmless notes quiet
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,7 @@ RUN = {
         "stuck_after": {"type": "string", "pattern": r"^\d+(\.\d+)?\s*(ms|s|m|min|h)$"},
         "source_unavailable_timeout": {"type": "string", "pattern": r"^\d+(\.\d+)?\s*(ms|s|m|min|h)$"},
         "write_retries": {"type": "integer", "minimum": 0, "maximum": 20},
+        "log_level": {"enum": ["error", "warn", "info", "debug"]},
     },
 }
 

@@ -108,7 +108,17 @@ def for_config(cfg, purpose: str = ""):
     """The session a command runs a config with: [spark] settings, `master` among them (default local[*])."""
     conf = {k: v for k, v in cfg.spark.items() if k != "master"}
     name = "-".join(filter(None, ("cdcsync", purpose, cfg.sink.table_name)))
-    return build_session(name, cfg.spark.get("master", "local[*]"), conf)
+    spark = build_session(name, cfg.spark.get("master", "local[*]"), conf)
+    if cfg.run.log_level != "warn":
+        set_jvm_log_level(spark, cfg.run.log_level)
+    return spark
+
+
+def set_jvm_log_level(spark, level: str) -> None:
+    """Every Spark, Hudi and Kafka logger at `level`, the ones log4j2.properties quiets included (--verbose)."""
+    jvm = spark._jvm
+    jvm.org.apache.logging.log4j.core.config.Configurator.setAllLevels(
+        "", jvm.org.apache.logging.log4j.Level.toLevel(level.upper()))
 
 
 def _jvm_ignoring_sigterm(start):
