@@ -7,6 +7,7 @@ batch's ledger, which travels in the Hudi commit with the offsets.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 
 from pyspark import StorageLevel
@@ -92,8 +93,10 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
     df = env.select("*", F.struct(*typed).alias("_t"), cast_bad.alias("_cast_bad"))
     df = type_conflicts.relabel(classify.classified(df, pk, classify.schema_check(cfg)), pins)
     df = df.persist(StorageLevel.MEMORY_AND_DISK)
+    clock = _Stages()
     try:
-        counts = ledger.count(df)
+        counts = ledger.count(df)  # Spark is lazy: the Kafka read and the decoding happen here
+        clock.lap("read_decode")
         ledger.check(counts, batch)
         if route and not route.write:
             return BatchResult(batch.batch_id, batch.start, batch.end, hudi.latest_instant(pipe.spark, state.spec.path),
@@ -103,6 +106,7 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
         if bad_total and pipe.on_bad is not None:
             bad = masking.scrub_raw(df.where(F.col("_class") == "bad"), masks, cfg.source.format)
             samples = pipe.on_bad(bad, batch.batch_id, bad_total)
+            clock.lap("dead_letter")
         good = masking.scrub_metadata(df.where(F.col("_class").isin("upserted", "deleted")), masks, cfg.source.format)
         good = _table_rows(good, cfg, cols, masks, route, state.ordering)
         pipe.reporter.event("writing", batch=batch.batch_id, table=state.spec.table_name,
@@ -112,10 +116,25 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
         meta = hudi.commit_metadata(batch.batch_id, batch.end, replayed_from, counts, schema_to_json(cols),
                                     [c.describe() for c in changes]) | {hudi.META_ORDERING: state.ordering}
         instant = hudi.write_batch(deletes.settle(good, state.spec, cfg.sink.deletes), state.spec, meta)
+        clock.lap("write")
         state.columns = cols
-        return BatchResult(batch.batch_id, batch.start, batch.end, instant, counts, changes, samples)
+        return BatchResult(batch.batch_id, batch.start, batch.end, instant, counts, changes, samples,
+                           stages=clock.seconds)
     finally:
         df.unpersist()
+
+
+class _Stages:
+    """Seconds spent in each stage of a batch, for the metrics."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+        self._t = time.monotonic()
+
+    def lap(self, stage: str) -> None:
+        now = time.monotonic()
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + now - self._t
+        self._t = now
 
 
 def _table_rows(df: DataFrame, cfg, cols: list[Col], masks: dict, route: Route | None, ordering: str) -> DataFrame:

@@ -31,6 +31,9 @@ class RunMetrics:
         self.batches = Counter("cdcsync_batches", "Batches committed", ["table"], registry=r)
         self.batch_seconds = Histogram("cdcsync_batch_duration_seconds", "Time from planning a batch to its commit",
                                        ["table"], buckets=_BATCH_BUCKETS, registry=r)
+        self.stage_seconds = Histogram("cdcsync_batch_stage_duration_seconds", "Time a batch spent in each stage "
+                                       "(read_decode: Kafka read and decoding; dead_letter; write: the Hudi commit)",
+                                       ["table", "stage"], buckets=_BATCH_BUCKETS, registry=r)
         self.commits = Counter("cdcsync_hudi_commits", "Hudi commits written by cdcsync (one per batch and table)",
                                ["table"], registry=r)
         self.compactions = Counter("cdcsync_hudi_compactions", "Hudi compactions completed on the table",
@@ -87,6 +90,8 @@ class RunMetrics:
             self.commits.labels(name).inc()
         self.batches.labels(self.table).inc()
         self.batch_seconds.labels(self.table).observe(seconds)
+        for stage, took in r.stages.items():
+            self.stage_seconds.labels(self.table, stage).observe(took)
         if r.changes:
             self.schema_changes.labels(self.table).inc(len(r.changes))
         self.last_commit.labels(self.table).set_to_current_time()

@@ -59,6 +59,7 @@ class BatchResult:
     bad_samples: list[dict] = field(default_factory=list)
     tables: dict[str, dict] = field(default_factory=dict)  # routed runs: table -> {"instant", counts}
     unrouted: int = 0  # routed runs: rows no route matched, counted as skipped
+    stages: dict[str, float] = field(default_factory=dict)  # seconds: read_decode, dead_letter, write
 
     def totals(self) -> dict[str, int]:
         out = {k: 0 for k in ("messages", "rows", *CLASSES)}

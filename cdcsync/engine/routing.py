@@ -126,7 +126,7 @@ def sync_routed(pipe, batch: BatchInput, env: DataFrame) -> BatchResult:
         F.when(unknown, F.col("_bad")).alias("_reason"),
         F.when(unknown, F.col("_bad_detail")).otherwise(F.lit(vocabulary.UNROUTED)).alias("_reason_detail"))
     rest_ledger = ledger.count(rest)
-    parts, changes, samples, tables = [ledger.count(idle), rest_ledger], [], [], {}
+    parts, changes, samples, tables, stages = [ledger.count(idle), rest_ledger], [], [], {}, {}
     bad_rest = sum(c["bad"] for c in rest_ledger.values())
     if bad_rest and pipe.on_bad is not None:
         every_mask = {m.column: m for m in cfg.masks}
@@ -142,13 +142,16 @@ def sync_routed(pipe, batch: BatchInput, env: DataFrame) -> BatchResult:
         parts.append(r.ledger)
         changes += [ColumnChange(c.kind, f"{name}.{c.column}", c.old, c.new) for c in r.changes]
         samples += r.bad_samples
+        for stage, took in r.stages.items():
+            stages[stage] = stages.get(stage, 0.0) + took
         tables[name] = {"instant": r.instant, **r.totals()}
         maybe_crash("routed_between_tables", batch.batch_id)
     counts = ledger.add(parts)
     ledger.check(counts, batch)
     unrouted = sum(c["skipped"] for c in rest_ledger.values())
     instant = ",".join(f"{n}@{t['instant']}" for n, t in tables.items()) or None
-    return BatchResult(batch.batch_id, batch.start, batch.end, instant, counts, changes, samples, tables, unrouted)
+    return BatchResult(batch.batch_id, batch.start, batch.end, instant, counts, changes, samples, tables, unrouted,
+                       stages)
 
 
 def with_targets(env: DataFrame, cfg) -> DataFrame:

@@ -37,6 +37,8 @@ def test_metrics_match_the_topic_and_the_table_and_healthz_sees_a_stuck_loop(boo
         assert upserted == len(hudi_rs_rows(str(tmp_path / "table"))) == 50
         assert sum(v for k, v in records.items() if ("class", "bad") in k) == 1
         assert cli.metric_series(text, "cdcsync_dead_letter_records_total") == {(("table", "t"),): 1}
+        stages = cli.metric_series(text, "cdcsync_batch_stage_duration_seconds_count")
+        assert {dict(k)["stage"]: v for k, v in stages.items()} == {"read_decode": 3, "dead_letter": 1, "write": 3}
         # the loop plans again every second: lag as the brokers see it
         cli.wait_until("zero lag", lambda: set(cli.metric_series(cli.http_get(f"{base}/metrics")[1],
                                               "cdcsync_consumer_lag_messages").values()) == {0.0}, 30)

@@ -23,7 +23,8 @@ def test_batches_lag_and_health_over_http():
         now_ms = int(time.time() * 1000)
         ledger = {"t/0": {"messages": 10, "rows": 10, "upserted": 7, "deleted": 2, "skipped": 0, "bad": 1,
                           "newest_ms": now_ms - 5000}}
-        m.batch_committed(BatchResult(0, Offsets({"t": {0: 0}}), Offsets({"t": {0: 10}}), "1", ledger), 2.5)
+        m.batch_committed(BatchResult(0, Offsets({"t": {0: 0}}), Offsets({"t": {0: 10}}), "1", ledger,
+                                      stages={"read_decode": 1.5, "write": 0.75}), 2.5)
         m.dead_lettered(1)
         m.lag_seen(Offsets({"t": {0: 10, 1: 0}}), Offsets({"t": {0: 14, 1: 3}}))
         status, text = cli.http_get(f"http://127.0.0.1:{port}/metrics")
@@ -39,6 +40,7 @@ def test_batches_lag_and_health_over_http():
         assert 4 < got[("cdcsync_consumer_lag_seconds", (("partition", "0"), ("topic", "t")))] < 60
         assert 4 < got[("cdcsync_freshness_seconds", (("table", "orders"),))] < 60
         assert got[("cdcsync_batch_duration_seconds_sum", (("table", "orders"),))] == 2.5
+        assert got[("cdcsync_batch_stage_duration_seconds_sum", (("stage", "write"), ("table", "orders")))] == 0.75
 
         status, body = cli.http_get(f"http://127.0.0.1:{port}/healthz")
         assert status == 200 and json.loads(body)["status"] == "ok"
