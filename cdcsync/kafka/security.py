@@ -289,14 +289,20 @@ def java_properties(props: dict[str, Any], origin: str = "[source.properties]") 
         p.setdefault("ssl.truststore.location", p["ssl.ca.location"])
     p.pop("ssl.ca.location", None)
     user, password = p.pop("sasl.username", ""), p.pop("sasl.password", "")
-    if user and not p.get("sasl.jaas.config"):
-        mechanism = (p.get("sasl.mechanism") or "PLAIN").upper()
-        if mechanism not in _JAVA_LOGIN:
+    if user:  # the planner takes these over the JAAS line's: so must Java
+        jaas = p.get("sasl.jaas.config", "")
+        module = jaas.split(None, 1)[0] if jaas.strip() else None
+        if jaas and any(parse_jaas(jaas)[1].get(k) not in (None, v) for k, v in (("username", user),
+                                                                                  ("password", password))):
+            raise ConfigError(f"{origin}: sasl.username/sasl.password and sasl.jaas.config name different "
+                              "credentials", hint="keep one of them", key="sasl.username")
+        mechanism = (p.get("sasl.mechanism") or _MODULE_MECHANISM.get((module or "").rsplit(".", 1)[-1], "PLAIN"))
+        if not module and mechanism.upper() not in _JAVA_LOGIN:
             raise ConfigError(f"{origin}: sasl.username is set for sasl.mechanism {mechanism}",
                               hint="set sasl.jaas.config for that mechanism", key="sasl.username")
-        p["sasl.mechanism"] = mechanism
-        p["sasl.jaas.config"] = f'{_JAVA_LOGIN[mechanism]} required username="{_jaas_escape(user)}" ' \
-                                f'password="{_jaas_escape(password)}";'
+        p["sasl.mechanism"] = mechanism.upper()
+        p["sasl.jaas.config"] = f'{module or _JAVA_LOGIN[mechanism.upper()]} required ' \
+                                f'username="{_jaas_escape(user)}" password="{_jaas_escape(password)}";'
     return p
 
 

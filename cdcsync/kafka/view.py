@@ -18,9 +18,8 @@ class KafkaView:
     (except `commit_group`), and never creates topics."""
 
     bootstrap_servers: str
-    client_kwargs: dict
+    security: Security  # for kafka-python, and for the probe that names the failing hop when nothing answers
     group_id: str | None = None
-    security: Security | None = None  # what the probe uses to name the failing hop when nothing answers
 
     def __post_init__(self):
         from kafka import KafkaConsumer
@@ -30,7 +29,7 @@ class KafkaView:
             self._c = KafkaConsumer(
                 bootstrap_servers=self.bootstrap_servers.split(","), group_id=self.group_id,
                 enable_auto_commit=False, request_timeout_ms=15000, api_version_auto_timeout_ms=10000,
-                **self.client_kwargs,
+                **self.security.kafka_python_kwargs(),
             )
         except NoBrokersAvailable:
             raise self._diagnosed(SourceError(
@@ -55,7 +54,7 @@ class KafkaView:
         from cdcsync.probe.walk import probe
 
         try:
-            report = probe(parse_servers(self.bootstrap_servers), self.security or Security(), timeout=5.0)
+            report = probe(parse_servers(self.bootstrap_servers), self.security, timeout=5.0)
         except ValueError:
             return fallback
         failed = next((c for c in report.checks if c.status == FAIL), None)
@@ -162,7 +161,7 @@ def for_source(src, group: bool = True) -> KafkaView:
     from cdcsync.kafka.security import for_clients
 
     sec, _ = for_clients(src.properties)
-    return KafkaView(src.bootstrap_servers, sec.kafka_python_kwargs(), src.group_id if group else None, sec)
+    return KafkaView(src.bootstrap_servers, sec, src.group_id if group else None)
 
 
 def _offset_and_metadata(cls, offset: int):

@@ -78,6 +78,13 @@ def test_librdkafka_spellings_become_java_properties_for_spark(ca_pem):
                                         'username="bob" password="pw \\"1\\"";',
                     "ssl.truststore.type": "PEM", "ssl.truststore.location": str(ca_pem)}
     assert parse_jaas(java["sasl.jaas.config"])[1]["password"] == sec.password == 'pw "1"'
+    # a JAAS line without credentials beside them (the planner takes sasl.username/password): Java gets them too
+    java = java_properties({**props, "sasl.mechanism": "PLAIN", "sasl.jaas.config":
+                            "org.apache.kafka.common.security.plain.PlainLoginModule required;"})
+    assert java["sasl.jaas.config"] == 'org.apache.kafka.common.security.plain.PlainLoginModule required ' \
+                                      'username="bob" password="pw \\"1\\"";'
+    with pytest.raises(ConfigError, match="different credentials"):
+        java_properties({**props, "sasl.jaas.config": 'x.PlainLoginModule required username="eve";'})
 
 
 @pytest.mark.parametrize("props, key", [
