@@ -40,7 +40,9 @@ def plaintexts(spark, values: list[str], key_b64: str) -> list[str | None]:
     from pyspark.sql import functions as F
 
     df = spark.createDataFrame([(i, v) for i, v in enumerate(values)], "i INT, v STRING")
-    out = df.select("i", F.try_aes_decrypt(F.unbase64("v"), F.unbase64(F.lit(key_b64)), F.lit("GCM"))
+    from cdcsync.schema.spark.columns import base64_bytes
+
+    out = df.select("i", F.try_aes_decrypt(base64_bytes(F.col("v")), F.unbase64(F.lit(key_b64)), F.lit("GCM"))
                     .cast("string").alias("p")).orderBy("i").collect()
     return [r["p"] for r in out]
 

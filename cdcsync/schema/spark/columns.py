@@ -86,10 +86,19 @@ def convert(text: Column, col: Col) -> Column:
     if t == "BOOLEAN":
         return F.when(F.lower(text).isin("true", "1"), True).when(F.lower(text).isin("false", "0"), False)
     if t == "BINARY":
-        return F.unbase64(text)
+        return base64_bytes(text)
     if t in ("TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT"):  # a cast would truncate 1.9 to 1 silently
         return F.when(text.rlike(r"^\s*-?[0-9]+(\.0+)?\s*$"), text.cast(t))
     return text.cast(t)
+
+
+_BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$"
+
+
+def base64_bytes(text: Column) -> Column:
+    """The bytes of base64 text, NULL for anything else: Spark's unbase64 throws on a malformed last unit, which
+    failed the whole batch instead of the one record."""
+    return F.when(text.rlike(_BASE64), F.unbase64(text))
 
 
 def _let(value: Column, body) -> Column:
@@ -110,7 +119,7 @@ def _connect_decimal(text: Column, scale: int | Column, t: str) -> Column:
 
 def _unscaled_digits(b64: Column) -> Column:
     """Base64 two's-complement bytes → the unscaled integer as decimal text, in the JVM (no Python UDF)."""
-    return _let(F.hex(F.unbase64(b64)), _hex_twos_complement)
+    return _let(F.hex(base64_bytes(b64)), _hex_twos_complement)
 
 
 def _hex_twos_complement(hx: Column) -> Column:

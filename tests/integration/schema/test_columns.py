@@ -63,3 +63,19 @@ def test_a_wide_table_of_decimals_decodes_in_one_projection(spark):
     got = spark.createDataFrame([(row,)], "v string").select(*typed, bad.alias("bad")).collect()[0]
     assert got.bad == []
     assert [Decimal(str(got[f"d{i}"])) for i in range(len(values))] == [_exact(v, 3) for v in values]
+
+
+def test_malformed_base64_is_a_bad_value_not_a_failed_batch(spark):
+    """Spark's unbase64 throws on a last unit of one character ("Last unit does not have enough valid bits"): the
+    fuzz test found a Debezium message whose batch failed with exit 70 on it."""
+    from pyspark.sql import functions as F
+
+    from cdcsync.schema.spark.columns import DBZ_DECIMAL, Col, convert
+
+    texts = ["AQ==", "AQ", "AQI", "A", "AQ=", "AQ==A", 'A"B', "", "AQID"]
+    df = spark.createDataFrame([(i, t) for i, t in enumerate(texts)], "i int, t string")
+    rows = df.select("i", convert(F.col("t"), Col("d", "STRING", DBZ_DECIMAL, 0)).alias("d"),
+                     convert(F.col("t"), Col("b", "BINARY")).alias("b")).orderBy("i").collect()
+    assert [r.d for r in rows] == ["1", "1", "258", None, None, None, None, None, "66051"]
+    assert [None if r.b is None else bytes(r.b) for r in rows] == [
+        b"\x01", b"\x01", b"\x01\x02", None, None, None, None, b"", b"\x01\x02\x03"]
