@@ -33,11 +33,13 @@ def run(
         cfg = replace(cfg, run=replace(cfg.run, metrics_port=metrics_port))
     if verbose or log_level:
         level = "info" if verbose and not log_level else (log_level or "").lower()
-        if level not in ("error", "warn", "info", "debug"):
+        from cdcsync.config.model import LOG_LEVELS
+
+        if level not in LOG_LEVELS:
             from cdcsync.errors import CdcsyncError
             from cdcsync.exit_codes import ExitCode
 
-            raise CdcsyncError(f"--log-level {log_level!r} is not one of error, warn, info, debug",
+            raise CdcsyncError(f"--log-level {log_level!r} is not one of {', '.join(LOG_LEVELS)}",
                                hint="see 'cdcsync run --help'", exit_code=ExitCode.USAGE)
         cfg = replace(cfg, run=replace(cfg.run, log_level=level))
     from cdcsync.engine.runner import Runner

@@ -72,6 +72,9 @@ class MaskConfig:
     secret: str | None = field(default=None, repr=False)  # salt or base64 key, read from the environment
 
 
+LOG_LEVELS = ("error", "warn", "info", "debug")  # [run] log_level and run --log-level
+
+
 @dataclass(frozen=True)
 class RunConfig:
     checkpoint_dir: str

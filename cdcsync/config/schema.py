@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from cdcsync.config.model import LOG_LEVELS
+
 FORMATS = ["debezium-json", "canal-json", "maxwell-json", "json", "csv", "raw"]
 STARTUP_MODES = ["earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets"]
 DELETES = ["hard", "soft"]  # what a delete leaves in the table: nothing (plus a side marker), or the flagged row
@@ -101,7 +103,7 @@ RUN = {
         "stuck_after": {"type": "string", "pattern": r"^\d+(\.\d+)?\s*(ms|s|m|min|h)$"},
         "source_unavailable_timeout": {"type": "string", "pattern": r"^\d+(\.\d+)?\s*(ms|s|m|min|h)$"},
         "write_retries": {"type": "integer", "minimum": 0, "maximum": 20},
-        "log_level": {"enum": ["error", "warn", "info", "debug"]},
+        "log_level": {"enum": list(LOG_LEVELS)},
     },
 }
 

@@ -68,7 +68,7 @@ def read_only_mount(path: str | None) -> Path | None:
     """The nearest existing directory of a local path when its mount is read-only (statvfs's flag, not a message)."""
     if not path or not is_local(path):
         return None
-    p = Path(path.removeprefix("file://").removeprefix("file:"))
+    p = local_path(path)
     while not p.exists() and p != p.parent:
         p = p.parent
     try:
