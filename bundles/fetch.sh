@@ -40,5 +40,6 @@ fetch() {  # $1 = folder, rest = -D properties
 }
 
 fetch spark -Dhudi.spark.bundle="$HUDI_SPARK_BUNDLE" -Dhudi.version="$HUDI_VERSION" \
-  -Dspark.version="$SPARK_VERSION" -Dscala.binary="$SCALA_BINARY"
+  -Dspark.version="$SPARK_VERSION" -Dscala.binary="$SCALA_BINARY" \
+  -Dhadoop.version="$HADOOP_VERSION" -Daws.sdk.version="$AWS_SDK_VERSION"
 fetch kafka -Dkafka.version="$KAFKA_VERSION"

@@ -5,6 +5,7 @@ Every problem names the file and the key; unknown keys get the closest valid key
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import re
@@ -12,7 +13,16 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from cdcsync.config.model import Config, MaskConfig, RouteConfig, RunConfig, SchemaConfig, SinkConfig, SourceConfig
+from cdcsync.config.model import (
+    Config,
+    MaskConfig,
+    RouteConfig,
+    RunConfig,
+    SchemaConfig,
+    SinkConfig,
+    SourceConfig,
+    StorageConfig,
+)
 from cdcsync.config.schema import CONFIG_SCHEMA, FREE_FORM
 from cdcsync.errors import ConfigError
 from cdcsync.secrets import is_secret_key
@@ -191,8 +201,26 @@ def _build(d: dict, path: Path) -> Config:
             raise ConfigError(f"{path}: {e.message}", hint=e.hint, file=str(path), key="source.header_filter") from None
     routes = [_route(r, i, path) for i, r in enumerate(d.get("route", []))]
     masks = [_mask(m, i, path) for i, m in enumerate(d.get("mask", []))]
-    return Config(path=path, source=source, sink=sink_cfg, run=run_cfg, schema=SchemaConfig(**schema), spark=spark,
-                  routes=routes, masks=masks)
+    cfg = Config(path=path, source=source, sink=sink_cfg, run=run_cfg, schema=SchemaConfig(**schema), spark=spark,
+                 routes=routes, masks=masks)
+    if "storage" in d:
+        cfg = dataclasses.replace(cfg, storage=_storage(d["storage"], cfg, path))
+    return cfg
+
+
+def _storage(s: dict, cfg: Config, path: Path) -> StorageConfig:
+    """[storage] serves s3a:// paths only; credentials come as a pair (or not at all: AWS's default chain)."""
+    if not any(p.startswith("s3a://") for p in cfg.paths()):
+        raise ConfigError(f"{path}: [storage] configures s3a:// paths, and none of sink.path, run.checkpoint_dir "
+                          "and run.dead_letter_path is one", file=str(path), key="storage",
+                          hint='write the table to "s3a://bucket/prefix/table", or remove [storage]')
+    if ("access_key_id" in s) != ("secret_access_key" in s) or ("session_token" in s and "access_key_id" not in s):
+        missing = "access_key_id" if "access_key_id" not in s else "secret_access_key"
+        raise ConfigError(f"{path}: [storage] credentials need both access_key_id and secret_access_key; "
+                          f"'storage.{missing}' is missing", file=str(path), key=f"storage.{missing}",
+                          hint='set both from the environment (secret_access_key = "${AWS_SECRET_ACCESS_KEY}"), '
+                          "or neither to use AWS's default credential chain")
+    return StorageConfig(**s)
 
 
 def _regex(text: str, path: Path, key: str) -> None:

@@ -103,6 +103,17 @@ class SchemaConfig:
 
 
 @dataclass(frozen=True)
+class StorageConfig:
+    """[storage]: S3A settings; no key given means AWS's default endpoint, region and credential chain."""
+    endpoint: str | None = None
+    region: str | None = None
+    path_style_access: bool | None = None
+    access_key_id: str | None = field(default=None, repr=False)
+    secret_access_key: str | None = field(default=None, repr=False)
+    session_token: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     source: SourceConfig
@@ -112,3 +123,8 @@ class Config:
     spark: dict[str, str]  # "master" plus spark.* keys
     routes: list[RouteConfig] = field(default_factory=list)
     masks: list[MaskConfig] = field(default_factory=list)
+    storage: StorageConfig | None = None
+
+    def paths(self) -> list[str]:
+        """Every place the config writes: the table(s), the dead-letter table and the checkpoint directory."""
+        return [self.sink.path, dead_letter_path(self), self.run.checkpoint_dir]

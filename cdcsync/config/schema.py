@@ -120,6 +120,20 @@ SCHEMA = {
     },
 }
 
+# [storage]: how Spark and the writer lock reach s3a:// paths (Hadoop's S3A); absent keys use AWS's defaults.
+STORAGE = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "endpoint": {"type": "string", "pattern": r"^https?://[^\s/]+/?\Z"},
+        "region": {"type": "string", "minLength": 1},
+        "path_style_access": {"type": "boolean"},
+        "access_key_id": {"type": "string", "minLength": 1},
+        "secret_access_key": {"type": "string", "minLength": 1},
+        "session_token": {"type": "string", "minLength": 1},
+    },
+}
+
 SPARK = {
     "type": "object",
     "properties": {"master": {"type": "string"}},
@@ -132,7 +146,7 @@ CONFIG_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
     "required": ["source", "sink"],
-    "properties": {"source": SOURCE, "sink": SINK, "run": RUN, "schema": SCHEMA, "spark": SPARK,
+    "properties": {"source": SOURCE, "sink": SINK, "run": RUN, "schema": SCHEMA, "spark": SPARK, "storage": STORAGE,
                    "route": {"type": "array", "items": ROUTE}, "mask": {"type": "array", "items": MASK}},
 }
 

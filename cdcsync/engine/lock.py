@@ -11,7 +11,8 @@ import os
 import socket
 import time
 
-from cdcsync.errors import CdcsyncError
+from cdcsync import object_store
+from cdcsync.errors import CdcsyncError, ConfigError
 from cdcsync.exit_codes import ExitCode
 from cdcsync.sinks import timeline
 
@@ -29,31 +30,28 @@ def multi_writer_configured(sink_options: dict[str, str]) -> bool:
 
 
 class WriterLock:
-    def __init__(self, spark, directory: str, what: str):
-        jvm = spark._jvm
-        self._path = jvm.org.apache.hadoop.fs.Path(directory.rstrip("/") + "/" + LOCK_FILE)
-        self._fs = self._path.getFileSystem(spark._jsc.hadoopConfiguration())
-        self._spark = spark
+    """Taken by writing the lock file only where none lives: on s3a:// with S3's conditional writes (a create that
+    fails when the object exists, a replace that fails when it changed), elsewhere through Hadoop's file system."""
+
+    def __init__(self, spark, directory: str, what: str, storage=None):
+        path = directory.rstrip("/") + "/" + LOCK_FILE
+        self._file = _S3Object(path, storage) if object_store.is_s3(path) else _HadoopFile(spark, path)
         self.what = what
         self.held = False
         self._last_beat = 0.0
 
     def holder(self) -> dict | None:
         """The live holder of the lock, or None (no lock, a dead local pid, or a stale remote heartbeat)."""
-        if not self._fs.exists(self._path):
-            return None
-        stream = self._fs.open(self._path)
-        try:
-            info = json.loads(self._spark._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
-        except ValueError:
-            return None
-        finally:
-            stream.close()
-        return info if holder_alive(info) else None
+        info = self._read()
+        return info if info and holder_alive(info) else None
 
     def acquire(self, table: str) -> None:
-        other = self.holder()
-        if other and not (other.get("host") == socket.gethostname() and other.get("pid") == os.getpid()):
+        self._started = time.time()
+        if self._file.create(self._body()):
+            self._taken()
+            return
+        other = self._read()
+        if other and holder_alive(other) and not _is_me(other):
             raise ConcurrentWriterError(
                 f"table {table} is being written by {other.get('what')} (pid {other.get('pid')} on "
                 f"{other.get('host')}, since {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(other['started']))} "
@@ -62,28 +60,130 @@ class WriterLock:
                 "(hoodie.write.concurrency.mode = \"optimistic_concurrency_control\" and "
                 "hoodie.write.lock.provider)", holder=other,
             )
-        self._started = time.time()
-        self._write()
-        self.held = True
+        if not self._file.replace(self._body()):  # another process took the abandoned lock first
+            raise ConcurrentWriterError(f"table {table}: another writer took its abandoned lock at the same time",
+                                        hint="stop the other process first")
+        self._taken()
 
     def heartbeat(self, every_s: float = 10.0) -> None:
         if self.held and time.monotonic() - self._last_beat >= every_s:
-            self._write()
+            if not self._file.replace(self._body()):
+                self.held = False
+                raise ConcurrentWriterError("the writer lock was taken over by another process (this one missed "
+                                            f"heartbeats for over {STALE_AFTER_S:.0f} s)",
+                                            hint="run one writer per table; restart this one once the other stops")
+            self._last_beat = time.monotonic()
 
     def release(self) -> None:
         if self.held:
-            self._fs.delete(self._path, False)
+            self._file.delete()
             self.held = False
 
-    def _write(self) -> None:
-        body = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "process": process_identity(os.getpid()),
-                           "what": self.what, "started": self._started, "heartbeat": time.time()})
+    def _taken(self) -> None:
+        self.held = True
+        self._last_beat = time.monotonic()
+
+    def _read(self) -> dict | None:
+        raw = self._file.read()
+        try:
+            return json.loads(raw) if raw is not None else None
+        except ValueError:
+            return None
+
+    def _body(self) -> bytes:
+        return json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "process": process_identity(os.getpid()),
+                           "what": self.what, "started": self._started, "heartbeat": time.time()}).encode()
+
+
+def _is_me(info: dict) -> bool:
+    return info.get("host") == socket.gethostname() and info.get("pid") == os.getpid()
+
+
+class _HadoopFile:
+    """The lock file on a Hadoop file system (local, HDFS): a check then a write; replace overwrites."""
+
+    def __init__(self, spark, path: str):
+        self._path = spark._jvm.org.apache.hadoop.fs.Path(path)
+        self._fs = self._path.getFileSystem(spark._jsc.hadoopConfiguration())
+        self._io = spark._jvm.org.apache.commons.io.IOUtils
+
+    def read(self) -> str | None:
+        if not self._fs.exists(self._path):
+            return None
+        stream = self._fs.open(self._path)
+        try:
+            return self._io.toString(stream, "UTF-8")
+        finally:
+            stream.close()
+
+    def create(self, body: bytes) -> bool:
+        return not self._fs.exists(self._path) and self.replace(body)
+
+    def replace(self, body: bytes) -> bool:
         out = self._fs.create(self._path, True)
         try:
-            out.write(bytearray(body.encode()))
+            out.write(bytearray(body))
         finally:
             out.close()
-        self._last_beat = time.monotonic()
+        return True
+
+    def delete(self) -> None:
+        self._fs.delete(self._path, False)
+
+
+class _S3Object:
+    """The lock object on S3: created with If-None-Match: *, replaced and deleted with If-Match on the ETag last
+    seen, so two writers can never both believe they hold it (S3 rename is a copy; a check then a write races)."""
+
+    def __init__(self, path: str, storage):
+        self._bucket, self._key = object_store.split(path)
+        self._s3 = object_store.client(storage)
+        self._etag: str | None = None
+
+    def read(self) -> str | None:
+        try:
+            obj = self._s3.get_object(Bucket=self._bucket, Key=self._key)
+        except self._s3.exceptions.NoSuchKey:
+            self._etag = None
+            return None
+        self._etag = obj["ETag"]
+        return obj["Body"].read().decode()
+
+    def create(self, body: bytes) -> bool:
+        if not self._put(body, IfNoneMatch="*"):
+            return False
+        if self._put(body, IfNoneMatch="*"):  # a store that ignores the condition would let two writers in
+            raise ConfigError(f"s3a://{self._bucket}: the object store ignores conditional writes (If-None-Match), "
+                              "which the writer lock needs", hint="use a store that supports them (AWS S3, "
+                              "MinIO, Ceph RGW ≥ 19), or configure Hudi multi-writer locking in [sink.options]")
+        return True
+
+    def replace(self, body: bytes) -> bool:
+        return self._etag is not None and self._put(body, IfMatch=self._etag)
+
+    def delete(self) -> None:
+        from botocore.exceptions import ClientError
+
+        try:
+            self._s3.delete_object(Bucket=self._bucket, Key=self._key, IfMatch=self._etag)
+        except ClientError as e:
+            if _status(e) not in (404, 412):  # gone already, or taken over: not ours to delete
+                raise
+
+    def _put(self, body: bytes, **condition) -> bool:
+        from botocore.exceptions import ClientError
+
+        try:
+            self._etag = self._s3.put_object(Bucket=self._bucket, Key=self._key, Body=body, **condition)["ETag"]
+            return True
+        except ClientError as e:
+            if _status(e) in (409, 412):  # 409: a concurrent conditional write to the same key
+                return False
+            raise
+
+
+def _status(e) -> int:
+    return e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
 
 
 def read_local(directory: str) -> dict | None:

@@ -7,6 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
+from cdcsync import object_store
 from cdcsync.errors import ToolchainError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -111,6 +112,7 @@ def for_config(cfg, purpose: str = ""):
     spark = build_session(name, cfg.spark.get("master", "local[*]"), conf)
     if cfg.run.log_level != "warn":
         set_jvm_log_level(spark, cfg.run.log_level)
+    object_store.apply(spark, cfg.storage)
     return spark
 
 

@@ -75,6 +75,62 @@ def bootstrap(kafka_broker) -> str:
     return kafka_broker.bootstrap
 
 
+@dataclass
+class S3Server:
+    """A real S3-compatible server (moto_server) on localhost, with one bucket."""
+    endpoint: str
+    bucket: str = "lake"
+    access_key_id: str = "cdcsync-test"
+    secret_access_key: str = "S3-secret-7c41e9"  # distinctive, so outputs can be searched for it
+
+    def storage(self) -> dict:
+        """write_config's extra keys for [storage]."""
+        return {"storage.endpoint": self.endpoint, "storage.region": "us-east-1", "storage.path_style_access": True,
+                "storage.access_key_id": self.access_key_id, "storage.secret_access_key": self.secret_access_key}
+
+    def client(self):
+        import boto3
+
+        return boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1",
+                            aws_access_key_id=self.access_key_id, aws_secret_access_key=self.secret_access_key)
+
+    def reader_options(self) -> dict:
+        return {"aws_endpoint_url": self.endpoint, "aws_allow_http": "true", "aws_region": "us-east-1",
+                "aws_access_key_id": self.access_key_id, "aws_secret_access_key": self.secret_access_key}
+
+    def keys(self, prefix: str) -> list[str]:
+        pages = self.client().get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix)
+        return [o["Key"] for page in pages for o in page.get("Contents", [])]
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """One moto_server per test session (per xdist worker); fails, never skips, when it cannot start."""
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    port = free_port()
+    log = tmp_path_factory.mktemp("moto") / "moto.log"
+    server = subprocess.Popen([str(Path(sys.executable).with_name("moto_server")), "-H", "127.0.0.1", "-p", str(port)],
+                              stdout=log.open("w"), stderr=subprocess.STDOUT)
+    s3 = S3Server(f"http://127.0.0.1:{port}")
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{s3.endpoint}/moto-api/", timeout=2)
+            break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"moto_server did not start: {log.read_text()[-2000:]}") from None
+            time.sleep(0.2)
+    s3.client().create_bucket(Bucket=s3.bucket)
+    yield s3
+    server.terminate()
+    server.wait(timeout=30)
+
+
 @pytest.fixture(scope="session")
 def spark():
     from cdcsync.engine.session import build_session

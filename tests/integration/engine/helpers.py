@@ -103,11 +103,13 @@ def spark_rows(spark, path: str) -> list[dict]:
     return [r.asDict() for r in spark.read.format("hudi").load(path).collect()]
 
 
-def hudi_rs_rows(path: str) -> list[dict]:
+def hudi_rs_rows(path: str, storage_options: dict | None = None) -> list[dict]:
+    """The table as hudi-rs reads it, without a JVM; an object store's table as `s3://…` with its options."""
     import pyarrow as pa
     from hudi import HudiTableBuilder
 
-    return pa.Table.from_batches(HudiTableBuilder.from_base_uri(path).build().read()).to_pylist()
+    table = HudiTableBuilder.from_base_uri(path).with_storage_options(storage_options or {}).build()
+    return pa.Table.from_batches(table.read()).to_pylist()
 
 
 def run_once(config_path: Path, spark, reporter=None):

@@ -1,0 +1,88 @@
+"""s3a:// paths: the one reading of [storage] for each client that reaches the store: Hadoop's S3A (Spark, Hudi),
+boto3 (the writer lock's conditional writes) and object_store (hudi-rs, JVM-free readers)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from cdcsync.errors import ConfigError
+
+SCHEME = "s3a://"
+
+
+def is_s3(path: str) -> bool:
+    return path.startswith(SCHEME)
+
+
+def split(path: str) -> tuple[str, str]:
+    """`s3a://bucket/a/b` → ("bucket", "a/b")."""
+    bucket, _, key = path.removeprefix(SCHEME).partition("/")
+    return bucket, key.strip("/")
+
+
+def hadoop_settings(storage) -> dict[str, str]:
+    """[storage] as Hadoop configuration keys (fs.s3a.*); empty when AWS's defaults apply."""
+    if storage is None:
+        return {}
+    out = {}
+    if storage.endpoint:
+        out["fs.s3a.endpoint"] = storage.endpoint
+        out["fs.s3a.connection.ssl.enabled"] = str(urlsplit(storage.endpoint).scheme == "https").lower()
+    if storage.region:
+        out["fs.s3a.endpoint.region"] = storage.region
+    if storage.path_style_access is not None:
+        out["fs.s3a.path.style.access"] = str(storage.path_style_access).lower()
+    if storage.access_key_id:
+        out["fs.s3a.access.key"] = storage.access_key_id
+        out["fs.s3a.secret.key"] = storage.secret_access_key
+        provider = "SimpleAWSCredentialsProvider"
+        if storage.session_token:
+            out["fs.s3a.session.token"] = storage.session_token
+            provider = "TemporaryAWSCredentialsProvider"
+        out["fs.s3a.aws.credentials.provider"] = f"org.apache.hadoop.fs.s3a.{provider}"
+    return out
+
+
+def apply(spark, storage) -> None:
+    """Set [storage] on the running session's Hadoop configuration: in the JVM's memory only — Spark settings given
+    at launch travel on the java command line, where any local user could read a secret key."""
+    conf = spark._jsc.hadoopConfiguration()
+    for k, v in hadoop_settings(storage).items():
+        conf.set(k, v)
+
+
+def client(storage):
+    """A boto3 S3 client with the same endpoint, region, addressing and credentials as Spark's S3A."""
+    try:
+        import boto3
+        from botocore.config import Config
+    except ImportError:
+        raise ConfigError("s3a:// paths need boto3 (the writer lock uses S3's conditional writes)",
+                          hint="pip install 'cdcsync[s3]'") from None
+    s = storage
+    kwargs = {}
+    if s and s.access_key_id:
+        kwargs = {"aws_access_key_id": s.access_key_id, "aws_secret_access_key": s.secret_access_key,
+                  "aws_session_token": s.session_token}
+    style = "path" if s and s.path_style_access else "auto"
+    return boto3.client("s3", endpoint_url=s.endpoint if s else None, region_name=(s.region if s else None),
+                        config=Config(s3={"addressing_style": style}, retries={"mode": "standard"}), **kwargs)
+
+
+def reader_options(storage) -> dict[str, str]:
+    """[storage] as object_store's options (hudi-rs reads an `s3://` table with these)."""
+    if storage is None:
+        return {}
+    out = {}
+    if storage.endpoint:
+        out["aws_endpoint_url"] = storage.endpoint
+        out["aws_allow_http"] = str(storage.endpoint.startswith("http://")).lower()
+    if storage.region:
+        out["aws_region"] = storage.region
+    if storage.path_style_access is not None:
+        out["aws_virtual_hosted_style_request"] = str(not storage.path_style_access).lower()
+    if storage.access_key_id:
+        out |= {"aws_access_key_id": storage.access_key_id, "aws_secret_access_key": storage.secret_access_key}
+        if storage.session_token:
+            out["aws_session_token"] = storage.session_token
+    return out
