@@ -1,6 +1,7 @@
 """Issue 17, point 2: the same config on a Spark standalone cluster — a master and a worker started from the PySpark
-wheel, two executors in their own JVMs — gives the same table as `local[2]`. In standalone mode the driver runs no
-task, so an exact table is the executors' work; the worker's directories show the two executors it launched."""
+wheel, two executors in their own JVMs, writing to the S3 server — gives the same table as `local[2]`. In standalone
+mode the driver runs no task, so an exact table is the executors' work; the worker's directories show the two
+executors it launched."""
 
 from __future__ import annotations
 
@@ -9,13 +10,22 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 from devtools.local_kafka import free_port
 from tests.cli import cdcsync, http_get, wait_until
-from tests.integration.engine.helpers import by_key, expected_state, produce_fixture, run_once, spark_rows, write_config
+from tests.integration.engine.helpers import (
+    by_key,
+    expected_state,
+    hudi_rs_rows,
+    produce_fixture,
+    run_once,
+    spark_rows,
+    write_config,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -49,7 +59,8 @@ def standalone(tmp_path_factory):
 
 
 @pytest.mark.soak  # a master, a worker and two executor JVMs started for one table
-def test_standalone_cluster_gives_the_same_table(standalone, spark, bootstrap, make_topic, produce, tmp_path):
+def test_standalone_cluster_gives_the_same_table(standalone, s3_server, spark, bootstrap, make_topic, produce,
+                                                 tmp_path):
     master, work = standalone
     topic = make_topic(partitions=2)
     fixture = "debezium-1.9-mysql-schema.txt"
@@ -59,8 +70,11 @@ def test_standalone_cluster_gives_the_same_table(standalone, spark, bootstrap, m
     cluster_dir.mkdir()
     run_once(write_config(local_dir, bootstrap, topic, "debezium-json", "MERGE_ON_READ",
                           **{"sink.primary_key": ["id"]}), spark)
+    prefix = f"{s3_server.bucket}/{uuid.uuid4().hex[:10]}"
     cfg = write_config(cluster_dir, bootstrap, topic, "debezium-json", "MERGE_ON_READ",
-                       **{"sink.primary_key": ["id"], "spark.master": master, "spark.spark.executor.cores": "1",
+                       **{"sink.primary_key": ["id"], "sink.path": f"s3a://{prefix}/table",
+                          "run.checkpoint_dir": f"s3a://{prefix}/ckpt", **s3_server.storage(),
+                          "spark.master": master, "spark.spark.executor.cores": "1",
                           "spark.spark.cores.max": "2", "spark.spark.executor.memory": "768m",
                           "spark.spark.driver.host": "127.0.0.1"})
     t0 = time.time()
@@ -68,7 +82,7 @@ def test_standalone_cluster_gives_the_same_table(standalone, spark, bootstrap, m
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads(proc.stdout)["totals"]["messages"] == n
     local = by_key(spark_rows(spark, str(local_dir / "table")), ["id"])
-    cluster = by_key(spark_rows(spark, str(cluster_dir / "table")), ["id"])
+    cluster = by_key(hudi_rs_rows(f"s3://{prefix}/table", s3_server.reader_options()), ["id"])
     assert local == expected_state(fixture, ["id"]) and cluster == local
     apps = [a for a in work.iterdir() if a.stat().st_mtime >= t0 - 5]
     assert len(apps) == 1 and sorted(e.name for e in apps[0].iterdir()) == ["0", "1"], apps  # two executors
