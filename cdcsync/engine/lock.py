@@ -11,10 +11,9 @@ import os
 import socket
 import time
 
-from cdcsync import object_store
+from cdcsync import storage
 from cdcsync.errors import CdcsyncError, ConfigError
 from cdcsync.exit_codes import ExitCode
-from cdcsync.sinks import timeline
 
 LOCK_FILE = "writer.lock"
 STALE_AFTER_S = 120.0  # a lock from another host with no heartbeat for this long is abandoned
@@ -33,9 +32,10 @@ class WriterLock:
     """Taken by writing the lock file only where none lives: on s3a:// with S3's conditional writes (a create that
     fails when the object exists, a replace that fails when it changed), elsewhere through Hadoop's file system."""
 
-    def __init__(self, spark, directory: str, what: str, storage=None):
+    def __init__(self, spark, directory: str, what: str, settings=None):
+        """`settings`: the config's [storage], for a lock on s3a://."""
         path = directory.rstrip("/") + "/" + LOCK_FILE
-        self._file = _S3Object(path, storage) if object_store.is_s3(path) else _HadoopFile(spark, path)
+        self._file = _S3Object(path, settings) if storage.is_s3(path) else _HadoopFile(spark, path)
         self.what = what
         self.held = False
         self._last_beat = 0.0
@@ -135,9 +135,9 @@ class _S3Object:
     """The lock object on S3: created with If-None-Match: *, replaced and deleted with If-Match on the ETag last
     seen, so two writers can never both believe they hold it (S3 rename is a copy; a check then a write races)."""
 
-    def __init__(self, path: str, storage):
-        self._bucket, self._key = object_store.split(path)
-        self._s3 = object_store.client(storage)
+    def __init__(self, path: str, settings):
+        self._bucket, self._key = storage.split(path)
+        self._s3 = storage.client(settings)
         self._etag: str | None = None
 
     def read(self) -> str | None:
@@ -186,12 +186,11 @@ def _status(e) -> int:
     return e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
 
 
-def read_local(directory: str) -> dict | None:
-    """The live holder of the lock in a local `directory`, read without a JVM (`status`), or None."""
-    path = timeline.local_path(directory) / LOCK_FILE
+def read_holder(directory: str, files: storage.Files) -> dict | None:
+    """The live holder of the lock in `directory`, read without a JVM (`status`), or None."""
     try:
-        info = json.loads(path.read_text())
-    except (OSError, ValueError):
+        info = json.loads(files.read(f"{directory.rstrip('/')}/{LOCK_FILE}") or b"")
+    except ValueError:
         return None
     return info if holder_alive(info) else None
 

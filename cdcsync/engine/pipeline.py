@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pyspark import StorageLevel
 
-from cdcsync import jvm_errors, object_store
+from cdcsync import jvm_errors, storage
 from cdcsync.config.model import routed_path
 from cdcsync.engine import routing
 from cdcsync.engine.bad_records import BadRecords
@@ -46,7 +46,7 @@ class Pipeline:
             self._spark = for_config(self.cfg, "" if self.mode is CommitMode.PIPELINE else "replay")
         if not self._protected:
             self._protected = True
-            object_store.apply(self._spark, self.cfg.storage)  # a session handed in was built without them
+            storage.apply(self._spark, self.cfg.storage)  # a session handed in was built without them
             if self.cfg.masks:  # salts and keys stay out of every plan Spark prints or records
                 from cdcsync.engine.masking import protect_plans
 

@@ -183,7 +183,7 @@ class Replayer:
         t0 = time.monotonic()
         pipe = self.pipe
         try:
-            own = WriterLock(pipe.spark, plan.replay_dir, WHAT)
+            own = WriterLock(pipe.spark, plan.replay_dir, WHAT, pipe.cfg.storage)
             holder = own.holder()
             if holder:
                 raise ConcurrentWriterError(
@@ -220,7 +220,7 @@ class Replayer:
         if multi_writer_configured(cfg.sink.options):
             self.reporter.info("Hudi multi-writer locking is configured: writing alongside any running 'run'")
             return
-        holder = WriterLock(self.pipe.spark, cfg.run.checkpoint_dir, WHAT).holder()
+        holder = WriterLock(self.pipe.spark, cfg.run.checkpoint_dir, WHAT, cfg.storage).holder()
         if holder:
             raise ConcurrentWriterError(
                 f"refusing to replay into table {cfg.sink.table_name}: {holder.get('what')} (pid {holder.get('pid')} "

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from functools import partial
 
+from cdcsync import storage
 from cdcsync.engine import bad_records, checkpoint, routing
 from cdcsync.engine.metrics import RunMetrics
 from cdcsync.engine.model import BatchInput, BatchResult
@@ -159,7 +160,7 @@ class KafkaBatches:
     def _count_compactions(self) -> None:
         """Compactions completed on a local MERGE_ON_READ table since the run started (its timeline, no JVM)."""
         cfg = self.pipe.cfg
-        if cfg.routes or cfg.sink.table_type != "MERGE_ON_READ" or not timeline.is_local(cfg.sink.path):
+        if cfg.routes or cfg.sink.table_type != "MERGE_ON_READ" or not storage.is_local(cfg.sink.path):
             return
         done = {i.requested: i for i in timeline.instants(cfg.sink.path) if i.action == "commit" and i.completed}
         if self._compactions_seen is not None:

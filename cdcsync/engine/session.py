@@ -7,7 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from cdcsync import object_store
+from cdcsync import storage
 from cdcsync.errors import ToolchainError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -112,7 +112,7 @@ def for_config(cfg, purpose: str = ""):
     spark = build_session(name, cfg.spark.get("master", "local[*]"), conf)
     if cfg.run.log_level != "warn":
         set_jvm_log_level(spark, cfg.run.log_level)
-    object_store.apply(spark, cfg.storage)
+    storage.apply(spark, cfg.storage)
     return spark
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from pathlib import Path
 
+from cdcsync import storage
 from cdcsync.config.model import dead_letter_path
 from cdcsync.engine import lock
 from cdcsync.engine.checkpoint import ROUTES_PROGRESS_FILE
@@ -18,11 +18,12 @@ from cdcsync.sinks import hudi, timeline
 def status(cfg, view, recent: int = 5) -> dict:
     """The config's state: committed offsets and lag (run-wide), then each table's commits."""
     now = dt.datetime.now(dt.UTC)
+    files = storage.Files(cfg.storage)
     if cfg.routes:
-        committed = _routed_offsets(cfg)
-        tables = [_table(str(p), now, recent) for p in _hudi_tables_under(cfg.sink.path)]
+        committed = _routed_offsets(cfg, files)
+        tables = [_table(p, files, now, recent) for p in _hudi_tables_under(cfg.sink.path, files)]
     else:
-        tables = [_table(cfg.sink.path, now, recent)]
+        tables = [_table(cfg.sink.path, files, now, recent)]
         last = tables[0]["last_commit"]
         committed = Offsets.from_json(last["offsets"]) if last else None
     topics = view.resolve_topics(cfg.source.topics, cfg.source.topic_pattern)
@@ -35,13 +36,13 @@ def status(cfg, view, recent: int = 5) -> dict:
         "end_offsets": latest.to_json(),
         "lag": lag, "lag_total": sum(lag.values()),
         "tables": tables,
-        "dead_letters": _dead_letters(dead_letter_path(cfg)),
-        "writer": lock.read_local(cfg.run.checkpoint_dir),
+        "dead_letters": _dead_letters(dead_letter_path(cfg), files),
+        "writer": lock.read_holder(cfg.run.checkpoint_dir, files),
     }
 
 
-def _table(path: str, now: dt.datetime, recent: int) -> dict:
-    tl = timeline.Timeline(path)
+def _table(path: str, files: storage.Files, now: dt.datetime, recent: int) -> dict:
+    tl = timeline.Timeline(path, files)
     last = tl.last_sync_commit()
     out = {"path": path, "exists": bool(tl.instants), "last_commit": None,
            "recent_commits": [_commit(c) for c in tl.commits(newest=recent)],
@@ -65,10 +66,10 @@ def _commit(c: timeline.Commit) -> dict:
             "records": dict(classes) or None, "rows_written": c.stats["written"], "rows_deleted": c.stats["deletes"]}
 
 
-def _dead_letters(path: str) -> dict | None:
+def _dead_letters(path: str, files: storage.Files) -> dict | None:
     """Dead-lettered records by reason (the newest commit of each batch: a re-read batch is counted once), and
     how many were replayed."""
-    commits = timeline.Timeline(path).commits()
+    commits = timeline.Timeline(path, files).commits()
     if not commits:
         return None
     by_batch: dict[int | None, dict] = {}
@@ -85,20 +86,21 @@ def _dead_letters(path: str) -> dict | None:
             "replayed": replayed}
 
 
-def _routed_offsets(cfg) -> Offsets | None:
+def _routed_offsets(cfg, files: storage.Files) -> Offsets | None:
     """A routed config's offsets are run-wide: the progress record beside the tables (engine.routing)."""
     import json
 
-    path = timeline.local_path(cfg.run.checkpoint_dir) / ROUTES_PROGRESS_FILE
-    for p in (path, path.with_name(path.name + ".tmp")):
+    path = f"{cfg.run.checkpoint_dir.rstrip('/')}/{ROUTES_PROGRESS_FILE}"
+    for p in (path, path + ".tmp"):
         try:
-            rec = json.loads(p.read_text())
+            rec = json.loads(files.read(p) or b"")
         except (OSError, ValueError):
             continue
         return Offsets.from_json(rec["end"] if rec["state"] == "done" else rec["start"])
     return None
 
 
-def _hudi_tables_under(sink_path: str) -> list[Path]:
-    root = timeline.local_path(sink_path)
-    return sorted(d for d in root.iterdir() if (d / ".hoodie").is_dir()) if root.is_dir() else []
+def _hudi_tables_under(sink_path: str, files: storage.Files) -> list[str]:
+    root = sink_path.rstrip("/")
+    return sorted(f"{root}/{name}" for name, is_dir in files.entries(root).items()
+                  if is_dir and ".hoodie" in files.entries(f"{root}/{name}"))

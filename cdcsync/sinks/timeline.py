@@ -1,5 +1,5 @@
 """A Hudi table's timeline read without a JVM (for `status` and the benchmarks): instant files in
-`.hoodie/timeline/` (Hudi 1.x layout) and the Avro commit metadata of completed ones, on the local file system.
+`.hoodie/timeline/` (Hudi 1.x layout) and the Avro commit metadata of completed ones, on a local path or s3a://.
 
 A completed instant is `<requested>_<completed>.<action>`; a pending one `<requested>.<action>.requested` or
 `.inflight`. Instant times are the writer's local time, as Hudi writes them by default.
@@ -8,12 +8,13 @@ A completed instant is `<requested>_<completed>.<action>`; a pending one `<reque
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from cdcsync.errors import ConfigError
+from cdcsync import storage
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.sinks import hudi
 
@@ -25,7 +26,7 @@ class Instant:
     requested: str
     action: str
     completed: str | None  # None while requested or inflight
-    file: Path
+    file: str  # the instant file's path
 
     @property
     def completed_at(self) -> dt.datetime | None:
@@ -59,16 +60,11 @@ class Commit:
         return json.loads(raw) if raw else None
 
 
-def is_local(path: str) -> bool:
-    """A plain or file: path, which Python reads directly (object stores and HDFS need Hadoop's file systems)."""
-    return "://" not in path or path.startswith("file://")
-
-
 def read_only_mount(path: str | None) -> Path | None:
     """The nearest existing directory of a local path when its mount is read-only (statvfs's flag, not a message)."""
-    if not path or not is_local(path):
+    if not path or not storage.is_local(path):
         return None
-    p = local_path(path)
+    p = storage.local_path(path)
     while not p.exists() and p != p.parent:
         p = p.parent
     try:
@@ -77,38 +73,25 @@ def read_only_mount(path: str | None) -> Path | None:
         return None
 
 
-def local_path(table_path: str) -> Path:
-    """The table's directory; only local (and file:) paths can be read without a JVM."""
-    if not is_local(table_path):
-        raise ConfigError(f"{table_path} is not on the local file system: status reads timelines without a JVM, "
-                          "from local paths only", hint="run status on a machine that mounts the table, or read "
-                          "its timeline with Hudi's CLI")
-    return Path(table_path.removeprefix("file://").removeprefix("file:"))
-
-
-def instants(table_path: str) -> list[Instant]:
+def instants(table_path: str, files: storage.Files | None = None) -> list[Instant]:
     """Every instant on the active timeline, oldest requested first; empty when there is no table."""
-    folder = local_path(table_path) / ".hoodie" / "timeline"
-    if not folder.is_dir():
-        return []
+    folder = table_path.rstrip("/") + "/.hoodie/timeline"
     out = []
-    for f in folder.iterdir():
-        if not f.is_file():
-            continue
-        stem, _, rest = f.name.partition(".")
-        if not stem[:1].isdigit():
+    for name, is_dir in (files or storage.Files()).entries(folder).items():
+        stem, _, rest = name.partition(".")
+        if is_dir or not stem[:1].isdigit():
             continue
         requested, _, completed = stem.partition("_")
         action, _, state = rest.partition(".")
         if completed and not state:
-            out.append(Instant(requested, action, completed, f))
+            out.append(Instant(requested, action, completed, f"{folder}/{name}"))
         elif not completed and state in ("requested", "inflight"):
-            out.append(Instant(requested, action, None, f))
+            out.append(Instant(requested, action, None, f"{folder}/{name}"))
     # one entry per instant: the completed file, else the furthest pending state
     best: dict[tuple[str, str], Instant] = {}
     for i in out:
         key = (i.requested, i.action)
-        if key not in best or i.completed or (not best[key].completed and i.file.name.endswith(".inflight")):
+        if key not in best or i.completed or (not best[key].completed and i.file.endswith(".inflight")):
             best[key] = i
     return sorted(best.values(), key=lambda i: i.requested)
 
@@ -116,8 +99,9 @@ def instants(table_path: str) -> list[Instant]:
 class Timeline:
     """One listing of a table's timeline; each commit's metadata read at most once."""
 
-    def __init__(self, table_path: str):
-        self.instants = instants(table_path)
+    def __init__(self, table_path: str, files: storage.Files | None = None):
+        self._files = files or storage.Files()
+        self.instants = instants(table_path, self._files)
         self._read: dict[Instant, Commit] = {}
 
     def commits(self, newest: int | None = None) -> list[Commit]:
@@ -138,20 +122,17 @@ class Timeline:
 
     def _commit(self, i: Instant) -> Commit:
         if i not in self._read:
-            self._read[i] = _read(i)
+            self._read[i] = _read(i, self._files.read(i.file) or b"")
         return self._read[i]
 
 
-def _read(i: Instant) -> Commit:
+def _read(i: Instant, raw: bytes) -> Commit:
     from fastavro import reader
 
-    with i.file.open("rb") as fh:
-        if fh.read(4) != b"Obj\x01":  # Hudi 0.x wrote JSON commit metadata
-            fh.seek(0)
-            md = json.loads(fh.read() or b"{}")
-        else:
-            fh.seek(0)
-            md = next(iter(reader(fh)), {}) or {}
+    if raw[:4] != b"Obj\x01":  # Hudi 0.x wrote JSON commit metadata
+        md = json.loads(raw or b"{}")
+    else:
+        md = next(iter(reader(io.BytesIO(raw))), {}) or {}
     stats = {"inserts": 0, "updates": 0, "deletes": 0, "written": 0}
     for ws in (md.get("partitionToWriteStats") or {}).values():
         for s in ws or []:

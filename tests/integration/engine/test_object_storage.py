@@ -1,9 +1,11 @@
 """Issue 17, point 1: a Debezium topic lands in tables on an S3-compatible store (a real moto_server) through
 s3a://: the table, the dead-letter table and the checkpoint directory all on the store, read back by hudi-rs from the
-store; a kill -9 mid-run and a restart stay exact there too, the restart taking over the dead run's S3 lock."""
+store, and `status` reads them there without a JVM; a kill -9 mid-run and a restart stay exact, the restart taking
+over the dead run's S3 lock."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -57,6 +59,14 @@ def test_a_debezium_topic_lands_exactly_on_object_storage(table_type, s3_server,
     assert any(k.startswith(f"{base}/ckpt/") for k in keys)
     assert f"{base}/ckpt/writer.lock" not in keys, "the run released its lock"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"], "nothing written on the local disk"
+
+    st = cli.cdcsync("status", cfg, "--json", jvm_free=True)  # the timeline read from the store without a JVM
+    assert st.returncode == 0, st.stderr[-3000:]
+    status = json.loads(st.stdout)
+    assert status["committed_offsets"] == result.end_offsets.to_json() and status["lag_total"] == 0
+    assert status["tables"][0]["last_commit"]["instant"] == result.instants[-1]
+    assert status["dead_letters"]["total"] == len(BAD) and status["writer"] is None
+    assert s3_server.secret_access_key not in st.stdout + st.stderr
 
 
 def test_kill_minus_nine_on_object_storage_and_restart_stays_exact(s3_server, bootstrap, make_topic, produce,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cdcsync import object_store
+from cdcsync import storage
 from cdcsync.config import load_config
 from cdcsync.engine.lock import ConcurrentWriterError, WriterLock
 from cdcsync.errors import ConfigError
@@ -35,12 +35,12 @@ def test_storage_becomes_s3a_settings_with_the_secret_hidden(tmp_path, monkeypat
     cfg = load_config(config(tmp_path, 'endpoint = "http://127.0.0.1:9000"\nregion = "eu-west-1"\n'
                                        'path_style_access = true\naccess_key_id = "AKIA1"\n'
                                        'secret_access_key = "${S3_SECRET}"\n'))
-    assert object_store.hadoop_settings(cfg.storage) == {
+    assert storage.hadoop_settings(cfg.storage) == {
         "fs.s3a.endpoint": "http://127.0.0.1:9000", "fs.s3a.connection.ssl.enabled": "false",
         "fs.s3a.endpoint.region": "eu-west-1", "fs.s3a.path.style.access": "true", "fs.s3a.access.key": "AKIA1",
         "fs.s3a.secret.key": "s3cr3t-value",
         "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"}
-    assert object_store.reader_options(cfg.storage) == {
+    assert storage.reader_options(cfg.storage) == {
         "aws_endpoint_url": "http://127.0.0.1:9000", "aws_allow_http": "true", "aws_region": "eu-west-1",
         "aws_virtual_hosted_style_request": "false", "aws_access_key_id": "AKIA1",
         "aws_secret_access_key": "s3cr3t-value"}
@@ -49,13 +49,13 @@ def test_storage_becomes_s3a_settings_with_the_secret_hidden(tmp_path, monkeypat
 
 def test_no_storage_keys_leave_aws_defaults(tmp_path):
     cfg = load_config(config(tmp_path, ""))
-    assert object_store.hadoop_settings(cfg.storage) == {} and object_store.reader_options(None) == {}
+    assert storage.hadoop_settings(cfg.storage) == {} and storage.reader_options(None) == {}
 
 
 def test_a_session_token_selects_temporary_credentials(tmp_path):
     cfg = load_config(config(tmp_path, 'access_key_id = "A"\nsecret_access_key = "S"\nsession_token = "T"\n'
                                        'endpoint = "https://s3.example.com"\n'))
-    s = object_store.hadoop_settings(cfg.storage)
+    s = storage.hadoop_settings(cfg.storage)
     assert s["fs.s3a.session.token"] == "T" and s["fs.s3a.connection.ssl.enabled"] == "true"
     assert s["fs.s3a.aws.credentials.provider"].endswith("TemporaryAWSCredentialsProvider")
 
@@ -82,7 +82,7 @@ def test_a_secret_in_a_refused_storage_table_is_not_echoed(tmp_path):
 
 
 def test_split():
-    assert object_store.split("s3a://lake/a/b/") == ("lake", "a/b")
+    assert storage.split("s3a://lake/a/b/") == ("lake", "a/b")
 
 
 @pytest.fixture

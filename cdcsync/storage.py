@@ -1,8 +1,10 @@
-"""s3a:// paths: the one reading of [storage] for each client that reaches the store: Hadoop's S3A (Spark, Hudi),
-boto3 (the writer lock's conditional writes) and object_store (hudi-rs, JVM-free readers)."""
+"""Where cdcsync's paths live. Small files read without a JVM (`Files`: a timeline, a lock, a progress record) on
+local paths and s3a://; and the one reading of [storage] for each client that reaches the store: Hadoop's S3A
+(Spark, Hudi), boto3 (the writer lock's conditional writes, `Files`) and object_store (hudi-rs)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from cdcsync.errors import ConfigError
@@ -12,6 +14,60 @@ SCHEME = "s3a://"
 
 def is_s3(path: str) -> bool:
     return path.startswith(SCHEME)
+
+
+def is_local(path: str) -> bool:
+    """A plain or file: path, which Python reads directly (object stores and HDFS need Hadoop's file systems)."""
+    return "://" not in path or path.startswith("file://")
+
+
+def local_path(path: str) -> Path:
+    """A local (or file:) path as a Path; any other scheme is refused, naming the JVM-free reader's limit."""
+    if not is_local(path):
+        raise ConfigError(f"{path} is neither local nor s3a://: status reads tables without a JVM, from local and "
+                          "s3a:// paths", hint="run status on a machine that mounts the table, or read its "
+                          "timeline with Hudi's CLI")
+    return Path(path.removeprefix("file://").removeprefix("file:"))
+
+
+class Files:
+    """Small files read without a JVM: local paths directly, s3a:// through boto3 with [storage]'s settings."""
+
+    def __init__(self, settings=None):
+        self._settings = settings
+        self._client = None
+
+    def entries(self, directory: str) -> dict[str, bool]:
+        """{name: is a directory} of what lies directly under `directory`; empty when it does not exist."""
+        if not is_s3(directory):
+            d = local_path(directory)
+            return {c.name: c.is_dir() for c in d.iterdir()} if d.is_dir() else {}
+        bucket, key = split(directory)
+        prefix = f"{key}/" if key else ""
+        out: dict[str, bool] = {}
+        for page in self._s3().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix, Delimiter="/"):
+            out |= {o["Key"][len(prefix):]: False for o in page.get("Contents", [])}
+            out |= {p["Prefix"][len(prefix):].rstrip("/"): True for p in page.get("CommonPrefixes", [])}
+        return out
+
+    def read(self, path: str) -> bytes | None:
+        """The file's bytes, or None when it does not exist."""
+        if not is_s3(path):
+            try:
+                return local_path(path).read_bytes()
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+        s3 = self._s3()
+        bucket, key = split(path)
+        try:
+            return s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+        except s3.exceptions.NoSuchKey:
+            return None
+
+    def _s3(self):
+        if self._client is None:
+            self._client = client(self._settings)
+        return self._client
 
 
 def split(path: str) -> tuple[str, str]:
