@@ -100,5 +100,11 @@ def test_kill_minus_nine_on_object_storage_and_restart_stays_exact(s3_server, bo
     ids = sorted(r["id"] for r in hudi_rs_rows(prefix.replace("s3a://", "s3://") + "/table",
                                                s3_server.reader_options()))
     assert ids == list(range(n)), f"{len(ids)} rows for {n} messages: lost or duplicated rows"
-    for text in (done.stdout, done.stderr, "".join(lines), err):
+    replay = cli.cdcsync("replay-from-offset", cfg, "--from", "earliest", "--into", f"{prefix}/side", "--json",
+                         timeout=300)  # its lock and progress record on the store too
+    assert replay.returncode == 0, replay.stderr[-3000:]
+    side = sorted(r["id"] for r in hudi_rs_rows(prefix.replace("s3a://", "s3://") + "/side",
+                                                s3_server.reader_options()))
+    assert side == list(range(n))
+    for text in (done.stdout, done.stderr, "".join(lines), err, replay.stdout, replay.stderr):
         assert s3_server.secret_access_key not in text
