@@ -3,7 +3,9 @@
     python -m bench.run [--size smoke|full|tiny] [--freshness-seconds 60] [--freshness-rate 2000]
 
 Writes bench/results/<time>-<size>.json and .png (and latest-<size>.*). Contenders: cdcsync run --once into MOR
-and COW; Hudi Streamer (recorded as unavailable when its bundle cannot be fetched); the plain-Parquet floor.
+and COW; the peer (bench/peer.py: the hand-written streaming-sink job) into MOR and COW; Hudi Streamer (recorded as
+unavailable when its bundle cannot be fetched); the plain-Parquet floor. A Hudi contender whose table differs from
+the workload's final state is reported WRONG and the run exits 1.
 """
 
 from __future__ import annotations
@@ -57,21 +59,42 @@ master = "local[2]"
 
 def run_cdcsync(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int],
                 options: dict[str, str]) -> dict:
-    from hudi import HudiTableBuilder
-
     cfg = cdcsync_config(work, bootstrap, topic, table_type, options=options)
     m = measure.run([sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"])
     if m.returncode != 0:
         raise RuntimeError(f"cdcsync {table_type} failed ({m.returncode}):\n{m.stderr[-3000:]}")
     summary = json.loads(m.stdout)
-    table = HudiTableBuilder.from_base_uri(str(work / f"bench_{table_type.lower()}")).build()
-    import pyarrow as pa
-
-    rows = pa.Table.from_batches(table.read()).select(["id", "name", "segment", "balance_cents", "updated_at"])
-    got = checksum(rows.to_pylist())
-    return {"name": f"cdcsync {'MOR' if table_type == 'MERGE_ON_READ' else 'COW'}", "status": "ok",
+    got = _table_checksum(work / f"bench_{table_type.lower()}")
+    return {"name": f"cdcsync {_kind(table_type)}", "status": "ok",
             "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb, "messages": summary["totals"]["messages"],
             "batches": summary["batches"], "rows": got[0], "checksum": got[1], "state_matches": got == want}
+
+
+def run_peer(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int]) -> dict:
+    """The hand-written streaming-sink job (bench/peer.py) into its own table, checked like cdcsync's."""
+    path = work / f"peer_{table_type.lower()}"
+    m = measure.run([sys.executable, "-m", "bench.peer", bootstrap, topic, str(path), table_type])
+    if m.returncode != 0:
+        raise RuntimeError(f"peer {table_type} failed ({m.returncode}):\n{m.stderr[-3000:]}")
+    out = json.loads(m.stdout.strip().splitlines()[-1])
+    got = _table_checksum(path)
+    return {"name": f"peer {_kind(table_type)}", "status": "ok", "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb,
+            "messages": out["messages"], "batches": out["batches"], "rows": got[0], "checksum": got[1],
+            "state_matches": got == want}
+
+
+def _table_checksum(path: Path) -> tuple[int, int]:
+    """hudi-rs's reading of a table, as (rows, checksum): the independent check of every Hudi contender."""
+    import pyarrow as pa
+    from hudi import HudiTableBuilder
+
+    table = HudiTableBuilder.from_base_uri(str(path)).build()
+    rows = pa.Table.from_batches(table.read()).select(["id", "name", "segment", "balance_cents", "updated_at"])
+    return checksum(rows.to_pylist())
+
+
+def _kind(table_type: str) -> str:
+    return "MOR" if table_type == "MERGE_ON_READ" else "COW"
 
 
 def run_floor(work: Path, bootstrap: str, topic: str) -> dict:
@@ -125,11 +148,15 @@ def main(argv=None) -> int:
             for table_type in ("MERGE_ON_READ", "COPY_ON_WRITE"):
                 results.append(run_cdcsync(work, bootstrap, topic, table_type, want, options))
                 log(_line(results[-1]))
+                results.append(run_peer(work, bootstrap, topic, table_type, want))
+                log(_line(results[-1]))
             results.append(hudi_streamer())
             log(f"Hudi Streamer: {results[-1]['status']}: {results[-1].get('why', '')}")
             results.append(run_floor(work, bootstrap, topic))
             log(_line(results[-1]))
         for r in results:
+            if r.get("state_matches") is False:
+                r["status"] = "WRONG"  # a figure for a wrong table would be a lie: none is given
             if r["status"] == "ok":
                 r["records_per_s"] = round(r["messages"] / r["seconds"])
         freshness = None
@@ -170,6 +197,8 @@ def ratios(results: list[dict]) -> dict:
         mine = rate.get(f"cdcsync {kind}")
         if mine and floor:
             out[f"cdcsync {kind} / floor"] = round(mine / floor, 3)
+        peer = rate.get(f"peer {kind}")
+        out[f"cdcsync {kind} / peer"] = round(mine / peer, 3) if mine and peer else None
         streamer = rate.get(f"Hudi Streamer {kind}")
         out[f"cdcsync {kind} / Hudi Streamer"] = round(mine / streamer, 3) if mine and streamer else None
     return out
@@ -192,7 +221,7 @@ def write(report: dict, name: str) -> None:
 
 
 def _line(r: dict) -> str:
-    extra = f", state {'matches' if r['state_matches'] else 'DIFFERS'}" if "state_matches" in r else ""
+    extra = f", state {'matches' if r['state_matches'] else 'WRONG'}" if "state_matches" in r else ""
     return f"{r['name']}: {r['messages']:,} messages in {r['seconds']}s, peak {r['peak_rss_mb']} MB{extra}"
 
 

@@ -1,0 +1,52 @@
+"""The peer: the short PySpark job a user would write instead of cdcsync, run on the same topic, Spark settings and
+jars. Spark's Kafka source, `from_json` with a declared schema, Hudi's own streaming sink (`writeStream.format
+("hudi")`) with `trigger(availableNow=True)`, upsert on the key, ordering on `ts_ms`, `_hoodie_is_deleted` for
+deletes, Hudi's defaults otherwise.
+
+    python -m bench.peer BOOTSTRAP TOPIC TABLE_PATH MERGE_ON_READ|COPY_ON_WRITE [MAX_OFFSETS_PER_TRIGGER]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from bench.floor import ENVELOPE
+
+
+def main(bootstrap: str, topic: str, path: str, table_type: str, max_offsets: str = "") -> dict:
+    from pyspark.sql import functions as F
+
+    from cdcsync.engine.session import build_session
+
+    t0 = time.monotonic()
+    spark = build_session(f"bench-peer-{table_type.lower()}", "local[2]")
+    reader = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+              .option("subscribe", topic).option("startingOffsets", "earliest"))
+    if max_offsets:
+        reader = reader.option("maxOffsetsPerTrigger", max_offsets)
+    e = F.from_json(F.col("value").cast("string"), ENVELOPE).alias("e")
+    image = F.coalesce("e.after", "e.before")
+    rows = reader.load().select(e).select(
+        image["id"].alias("id"), F.col("e.after.name").alias("name"), F.col("e.after.segment").alias("segment"),
+        F.col("e.after.balance_cents").alias("balance_cents"), F.col("e.after.updated_at").alias("updated_at"),
+        F.col("e.ts_ms").alias("ts_ms"), (F.col("e.op") == "d").alias("_hoodie_is_deleted"))
+    query = (rows.writeStream.format("hudi")
+             .option("hoodie.table.name", "peer")
+             .option("hoodie.datasource.write.table.type", table_type)
+             .option("hoodie.datasource.write.operation", "upsert")
+             .option("hoodie.datasource.write.recordkey.field", "id")
+             .option("hoodie.datasource.write.precombine.field", "ts_ms")
+             .option("hoodie.datasource.write.partitionpath.field", "")
+             .option("checkpointLocation", f"{path}_checkpoint")
+             .outputMode("append").trigger(availableNow=True).start(path))
+    query.awaitTermination()
+    batches = len(query.recentProgress)
+    consumed = sum(p["numInputRows"] for p in query.recentProgress)
+    spark.stop()
+    return {"messages": consumed, "batches": batches, "seconds": round(time.monotonic() - t0, 2)}
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(*sys.argv[1:])))
