@@ -1,4 +1,8 @@
-"""Wall time and peak memory of a command and all its descendants (the JVM is a grandchild of `cdcsync`)."""
+"""Wall time and peak memory of a command and all its descendants (the JVM is a grandchild of `cdcsync`).
+
+Memory is the sum of each process's proportional set size (PSS): a page shared by several processes counts once in
+all. Summing RSS would count a JVM twice whenever it forks a helper (Hadoop's shell commands) that has not exec'd
+yet, and every PySpark worker forked from its daemon again in full."""
 
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ class Measured:
 
 
 def tree_rss(root: int) -> int:
-    """Resident bytes of `root` and every process below it, read from /proc."""
+    """Proportional resident bytes of `root` and every process below it, read from /proc."""
     children: dict[int, list[int]] = {}
     rss: dict[int, int] = {}
     for d in Path("/proc").iterdir():
@@ -38,9 +42,22 @@ def tree_rss(root: int) -> int:
     total, todo = 0, [root]
     while todo:
         pid = todo.pop()
-        total += rss.get(pid, 0)
+        total += _pss(pid, rss.get(pid, 0))
         todo += children.get(pid, [])
     return total
+
+
+def _pss(pid: int, rss: int) -> int:
+    """The process's PSS in bytes (smaps_rollup), or its RSS where the kernel does not say."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return rss
+
+
 
 
 def run(cmd: list[str], env: dict | None = None, timeout: float = 3600, every_s: float = 0.25) -> Measured:
