@@ -8,7 +8,7 @@ source "$here/../versions.env"
 
 fetch() {  # $1 = folder, rest = -D properties
   local name="$1"; local dir="$here/$1"; shift
-  local want="$*"
+  local want; want="$* pom:$(sha1sum "$dir/pom.xml" | cut -c1-12)"  # a changed pom fetches again
   local stamp="$dir/jars/.stamp"
   if [ -f "$stamp" ] && [ "$(head -n1 "$stamp")" = "$want" ]; then
     local missing=0

@@ -117,6 +117,11 @@ class _Source:
             s.decoder_options = {"max_bytes": src.max_message_bytes}
             if src.format == "csv":
                 s.decoder_options.update(columns=src.csv_columns, field_delimiter=src.csv_field_delimiter)
+            if src.format == "avro-confluent":  # writer schemas from the registry, over HTTP: still no JVM
+                from cdcsync.formats.registry import RegistryClient
+
+                s.decoder_options.update(registry=RegistryClient(src.registry()),
+                                         key_avro=src.key_format == "avro-confluent")
             s.client_kwargs = for_clients(src.properties)[0].kafka_python_kwargs()
             s.schema_config = cfg.schema
         s.servers = servers or s.servers

@@ -192,6 +192,7 @@ def _build(d: dict, path: Path) -> Config:
         raise ConfigError(f"{path}: startup_mode = 'specific-offsets' needs 'source.specific_offsets'",
                           hint='set source.specific_offsets = "partition:0,offset:42;partition:1,offset:300"',
                           file=str(path), key="source.specific_offsets")
+    _registry_settings(source, path)
     if source.header_filter:
         from cdcsync.kafka.header_filter import parse as parse_header_filter
 
@@ -206,6 +207,25 @@ def _build(d: dict, path: Path) -> Config:
     if "storage" in d:
         cfg = dataclasses.replace(cfg, storage=_storage(d["storage"], cfg, path))
     return cfg
+
+
+def _registry_settings(source: SourceConfig, path: Path) -> None:
+    """The Confluent Avro formats need a registry; registry settings without them would be ignored: refused."""
+    avro = "avro-confluent" in (source.format, source.key_format)
+    if avro and not source.schema_registry_url:
+        raise ConfigError(f"{path}: the avro-confluent format needs 'source.schema_registry_url'", file=str(path),
+                          key="source.schema_registry_url", hint='set schema_registry_url = "http://registry:8081" '
+                          "(Apicurio: http://host:8080/apis/ccompat/v7)")
+    if source.key_format == "avro-confluent" and source.format != "avro-confluent":
+        raise ConfigError(f"{path}: key_format = 'avro-confluent' is read with format = 'avro-confluent' only",
+                          file=str(path), key="source.key_format", hint='set format = "avro-confluent", or remove '
+                          "key_format")
+    given = [k for k in ("schema_registry_url", "schema_registry_user_info", "schema_registry_ca_file")
+             if getattr(source, k)]
+    if given and not avro:
+        raise ConfigError(f"{path}: 'source.{given[0]}' is only read by the avro-confluent format, and neither "
+                          "source.format nor source.key_format is avro-confluent", file=str(path),
+                          key=f"source.{given[0]}", hint='set format = "avro-confluent", or remove the key')
 
 
 def _storage(s: dict, cfg: Config, path: Path) -> StorageConfig:

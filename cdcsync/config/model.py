@@ -24,6 +24,18 @@ class SourceConfig:
     csv_columns: list[str] | None = None
     csv_field_delimiter: str = ","
     properties: dict[str, str] = field(default_factory=dict)
+    key_format: str = "json"
+    schema_registry_url: str | None = None
+    schema_registry_user_info: str | None = field(default=None, repr=False)  # "user:password"
+    schema_registry_ca_file: str | None = None
+
+    def registry(self):
+        """The schema registry the Avro formats read writer schemas from (None without one)."""
+        from cdcsync.formats.registry import Registry
+
+        if not self.schema_registry_url:
+            return None
+        return Registry(self.schema_registry_url, self.schema_registry_user_info, self.schema_registry_ca_file)
 
 
 @dataclass(frozen=True)

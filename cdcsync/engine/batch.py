@@ -45,7 +45,8 @@ def decode(pipe, batch: BatchInput) -> DataFrame:
     """Kafka read (or the given rows) → envelope, with the oversized and header-filter verdicts applied."""
     cfg = pipe.cfg
     raw = batch.rows if batch.rows is not None else read_range(pipe.spark, cfg.source, batch.start, batch.end)
-    env = decode_envelope(raw, cfg.source.format, cfg.source.csv_columns, cfg.source.csv_field_delimiter)
+    env = decode_envelope(raw, cfg.source.format, cfg.source.csv_columns, cfg.source.csv_field_delimiter,
+                          pipe.writer_schemas(batch))
     if cfg.source.max_message_bytes:
         too_big = F.octet_length("_raw_value") > cfg.source.max_message_bytes
         env = (env.withColumn("_bad", F.when(too_big, vocabulary.OVERSIZED).otherwise(F.col("_bad")))

@@ -19,14 +19,14 @@ def resolve_primary_key(cfg, env: DataFrame, state: TableState) -> list[str]:
         return list(cfg.sink.primary_key)
     if state.spec.primary_key:
         return list(state.spec.primary_key)
-    fmt = cfg.source.format
+    fmt = vocabulary.envelope_of(cfg.source.format)
     if fmt in ("canal-json", "maxwell-json"):
         live = F.col("_op").isin("u", "d")  # a bad or skipped message's key says nothing about the table
         row = env.where(live & F.col("_pk").isNotNull() & (F.size("_pk") > 0)).select("_pk").first()
         if row:
             return list(row[0])
     if fmt == "debezium-json":
-        key = F.col("_kafka_key").cast("string")
+        key = F.col("_key_text") if "_key_text" in env.columns else F.col("_kafka_key").cast("string")
         keys = F.json_object_keys(F.coalesce(F.get_json_object(key, "$.payload"), key))
         row = (env.where(F.col("_op").isin("u", "d") & F.col("_kafka_key").isNotNull()).select(keys.alias("k"))
                .where(F.col("k").isNotNull() & (F.size("k") > 0)).first())

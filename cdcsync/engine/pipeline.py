@@ -15,6 +15,8 @@ from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.lock import WriterLock, multi_writer_configured
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
 from cdcsync.errors import CdcsyncError, SourceError
+from cdcsync.formats.registry import RegistryClient
+from cdcsync.formats.spark.avro import WriterSchemas
 from cdcsync.kafka import view
 from cdcsync.kafka.view import KafkaView
 from cdcsync.schema.spark.columns import schema_from_json
@@ -37,6 +39,7 @@ class Pipeline:
         self._protected = False
         self._states: dict[str, TableState] = {}
         self._locks: list[WriterLock] = []
+        self._registry: RegistryClient | None = None
 
     @property
     def spark(self):
@@ -52,6 +55,21 @@ class Pipeline:
 
                 protect_plans(self._spark, self.cfg.masks)
         return self._spark
+
+    def writer_schemas(self, batch: BatchInput) -> WriterSchemas | None:
+        """The Avro formats' writer schemas of the batch's topics: every version registered under `<topic>-value`
+        (and `-key`), asked when the batch is planned, so every record in its range was registered before."""
+        src = self.cfg.source
+        if "avro-confluent" not in (src.format, src.key_format):
+            return None
+        if self._registry is None:
+            self._registry = RegistryClient(src.registry())
+        topics = sorted({t for t, _, _ in batch.end.entries()} | {t for t, _, _ in batch.start.entries()})
+        values, keys = {}, {}
+        for t in topics:
+            values |= self._registry.subject_schemas(f"{t}-value") if src.format == "avro-confluent" else {}
+            keys |= self._registry.subject_schemas(f"{t}-key") if src.key_format == "avro-confluent" else {}
+        return WriterSchemas(values, keys if src.key_format == "avro-confluent" else None)
 
     def kafka_view(self, group: bool = True) -> KafkaView:
         """Metadata and offset look-ups (kafka-python); `group=False` for commands that commit nothing."""

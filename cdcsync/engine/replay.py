@@ -21,6 +21,7 @@ from cdcsync.engine.model import BatchInput, BatchResult, CommitMode
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.planning import batch_budget, plan_end
 from cdcsync.engine.sync import Summary, sync
+from cdcsync.formats import vocabulary
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.kafka.replay_spec import (
     Extent,
@@ -212,7 +213,7 @@ class Replayer:
 
     def _guard_main_table(self) -> None:
         cfg = self.cfg
-        if not cfg.sink.primary_key and cfg.source.format not in _KEYED_FORMATS:
+        if not cfg.sink.primary_key and vocabulary.envelope_of(cfg.source.format) not in _KEYED_FORMATS:
             raise ReplaySpecError(
                 f"table {cfg.sink.table_name} has no primary key (insert-only {cfg.source.format}): replaying into "
                 "it would add every replayed record a second time",

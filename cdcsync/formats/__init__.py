@@ -1,7 +1,7 @@
 """Message formats parsed in Python (no JVM): one decoder per envelope behind `Decoder.parse`. Their Spark SQL
 twins are in formats/spark/."""
 
-from cdcsync.formats import canal, debezium, delimited, maxwell, plain_json, raw
+from cdcsync.formats import avro_confluent, canal, debezium, delimited, maxwell, plain_json, raw
 from cdcsync.formats.base import BadRecord, Change, Coord, Decoder
 from cdcsync.formats.state import final_state
 
@@ -12,6 +12,7 @@ _REGISTRY = {
     "json": plain_json.JsonDecoder,
     "csv": delimited.CsvDecoder,
     "raw": raw.RawDecoder,
+    "avro-confluent": avro_confluent.AvroConfluentDecoder,  # needs registry=RegistryClient(…)
 }
 FORMATS = tuple(_REGISTRY)
 

@@ -14,6 +14,14 @@ from types import MappingProxyType
 
 # A decoded record's kind: Python's Change.op, and its one-letter code in the Spark `_op` column (NULL: bad).
 UPSERT, DELETE, SKIP = "upsert", "delete", "skip"
+
+# Formats decoded into another's envelope: Avro records become the text JsonConverter writes (formats/avro_connect.py)
+_DECODED_AS = MappingProxyType({"avro-confluent": "debezium-json"})
+
+
+def envelope_of(fmt: str) -> str:
+    """The envelope a format's records are read as, for every rule that depends on it (keys, schema, ordering)."""
+    return _DECODED_AS.get(fmt, fmt)
 SPARK_OP = MappingProxyType({UPSERT: "u", DELETE: "d", SKIP: "s"})
 
 # Why a record is skipped: counted in the ledger, never written, never dead-lettered.
@@ -51,6 +59,9 @@ BAD_FIELD_COUNT = "bad_field_count"
 OVERSIZED = "oversized"
 SCHEMA_VALIDATION = "schema_validation"
 BAD_COLUMN_NAME = "bad_column_name"
+NOT_AVRO_WIRE_FORMAT = "not_avro_wire_format"
+UNKNOWN_SCHEMA_ID = "unknown_schema_id"
+AVRO_DECODE_FAILED = "avro_decode_failed"
 BAD_REASONS = MappingProxyType({
     INVALID_JSON: "value is not valid JSON (truncated, binary garbage, text after the object, a raw control "
                   "character inside a string)",
@@ -66,6 +77,9 @@ BAD_REASONS = MappingProxyType({
     OVERSIZED: "more bytes than [source] max_message_bytes",
     SCHEMA_VALIDATION: "the row image fails [schema] validate_with",
     BAD_COLUMN_NAME: "a column name a Hudi table cannot hold",
+    NOT_AVRO_WIRE_FORMAT: "not the Confluent wire format: shorter than 5 bytes, or a first byte other than 0",
+    UNKNOWN_SCHEMA_ID: "the schema registry does not know the writer schema id",
+    AVRO_DECODE_FAILED: "the body does not decode with its writer schema (truncated or written with another)",
 })
 
 

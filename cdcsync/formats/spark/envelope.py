@@ -16,7 +16,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync.formats import vocabulary as v
-from cdcsync.formats.spark import position
+from cdcsync.formats.spark import avro, position
+from cdcsync.formats.spark.avro import WriterSchemas
 
 _SOURCE = ("STRUCT<db: STRING, schema: STRING, table: STRING, ts_ms: BIGINT, "
            + ", ".join(f"{name}: STRING" for name in position.SOURCE_FIELDS) + ">")
@@ -124,7 +125,7 @@ def _finish(df: DataFrame, **cols: Column) -> DataFrame:
     out = {"_pos": given.get("_pos", F.lit(0)), "_op": given["_op"]}
     out |= {name: given.get(name, F.lit(None).cast(kind)) for name, kind in _NULL.items()}
     out["_ts_ms"] = F.coalesce(out["_ts_ms"], _kafka_ts_ms(F.col("_kafka_timestamp")))
-    keep = [c for c in df.columns if c.startswith("_kafka_") or c in ("_value", "_raw_value")]
+    keep = [c for c in df.columns if c.startswith("_kafka_") or c in ("_value", "_raw_value", "_key_text")]
     return df.select(*keep, *[c.alias(name) for name, c in out.items()])
 
 
@@ -142,7 +143,7 @@ def debezium(df: DataFrame) -> DataFrame:
     op = field(V.op_field)
     no_op = op.isNull()
     before, after = field(V.old_row), field(V.row)
-    key_text = F.col("_kafka_key").cast("string")
+    key_text = F.col("_key_text") if "_key_text" in df.columns else F.col("_kafka_key").cast("string")
     key_row = F.coalesce(F.get_json_object(key_text, "$.payload"), key_text)
     key_ok = F.coalesce(F.size(F.json_object_keys(key_row)) > 0, F.lit(False))
     # the rest is parsed again only for op-less values, which are few: payload's kind, heartbeats, markers
@@ -288,8 +289,14 @@ def _regex_escape(ch: str) -> str:
 
 
 def decode_envelope(raw_df: DataFrame, fmt: str, csv_columns: list[str] | None = None,
-                    csv_delimiter: str = ",") -> DataFrame:
+                    csv_delimiter: str = ",", writers: WriterSchemas | None = None) -> DataFrame:
+    """`writers`: the Avro writer schemas by id of the batch's values (and keys), for the Avro formats."""
     df = kafka_columns(raw_df)
+    if fmt == "avro-confluent":
+        df = df.withColumn("_value", avro.connect_text(F.col("_raw_value"), writers.values))
+        if writers.keys is not None:
+            df = df.withColumn("_key_text", avro.connect_text(F.col("_kafka_key"), writers.keys, change=False))
+        return avro.mark_bad(debezium(df), writers.values)
     decoders = {"debezium-json": debezium, "canal-json": canal, "maxwell-json": maxwell, "json": plain_json,
                 "raw": raw, "csv": lambda d: csv(d, csv_columns or [], csv_delimiter)}
     return _guard_utf8(decoders[fmt](df))

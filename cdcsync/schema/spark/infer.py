@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 
 from cdcsync.formats.debezium_types import DECIMAL_NAME, field_type
 from cdcsync.formats.mysql_types import mysql_type
+from cdcsync.formats.vocabulary import envelope_of
 from cdcsync.schema.spark import columns as C
 from cdcsync.schema.spark.columns import PLAIN, Col
 from cdcsync.schema.types import parse_type, widen
@@ -100,7 +101,7 @@ class BatchColumns:
 def infer_batch_columns(env: DataFrame, fmt: str) -> BatchColumns:
     """Columns seen in this batch's row images, in first-seen order; several schema versions widen to one."""
     rows = env.filter(F.col("_op").isin("u", "d"))
-    if fmt == "debezium-json":
+    if envelope_of(fmt) == "debezium-json":
         usable = {h: cols for h, cols in _debezium_versions(rows) if cols is not None}
         if usable:  # otherwise the row images decide, as for schemaless events
             return BatchColumns(_widest(list(usable.values())), usable if len(usable) > 1 else {})

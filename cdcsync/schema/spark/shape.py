@@ -9,6 +9,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync.errors import SchemaError
+from cdcsync.formats.vocabulary import envelope_of
 from cdcsync.schema.options import FLATTEN_SEP as SEP
 from cdcsync.schema.spark.columns import JSON_TEXT, Col
 from cdcsync.schema.spark.infer import BatchColumns, from_spark_type, infer_batch_columns
@@ -34,7 +35,7 @@ def batch_columns(env: DataFrame, cfg) -> tuple[DataFrame, BatchColumns]:
 
 def envelope_typed(env: DataFrame, fmt: str) -> bool:
     """Did a Debezium schema envelope state this batch's types (authoritative, as in infer-schema)?"""
-    if fmt != "debezium-json":
+    if envelope_of(fmt) != "debezium-json":
         return False
     return bool(env.where(F.col("_op").isin("u", "d") & F.col("_schema").isNotNull()).limit(1).count())
 
@@ -45,7 +46,7 @@ def rows_decide_types(env: DataFrame, fmt: str) -> bool:
         return True
     if fmt == "canal-json":
         return not env.where(F.col("_op").isin("u", "d") & F.col("_types").isNotNull()).limit(1).count()
-    return fmt == "debezium-json" and not envelope_typed(env, fmt)
+    return envelope_of(fmt) == "debezium-json" and not envelope_typed(env, fmt)
 
 
 def flatten(env: DataFrame) -> tuple[DataFrame, dict[str, list[Col]]]:

@@ -1,11 +1,12 @@
 """The two decoders of every format — the JVM-free one (formats/*.py, infer-schema) and the Spark SQL one
 (formats/spark/envelope.py, run) — give each record the same verdict: the same class (upserted, deleted, skipped,
 bad), the same skip or bad reason code, the same source table and the same row image (or key, for a delete
-without a 'before' image). Over every record of every fixture file, and over generated messy records of all six
-formats, each decoded in one Spark job per format."""
+without a 'before' image). Over every record of every fixture file, and over generated messy records of every
+format, each decoded in one Spark job per format."""
 
 from __future__ import annotations
 
+import json
 from random import Random
 
 import pytest
@@ -15,7 +16,9 @@ from hypothesis import strategies as st
 from cdcsync.formats import FORMATS, get_decoder
 from cdcsync.formats import vocabulary as v
 from cdcsync.formats.base import BadRecord, load_json
+from cdcsync.formats.spark.avro import WriterSchemas
 from tests.fixtures import cdc_cases
+from tests.fixtures.avro_cases import ENVELOPE, ENVELOPE_V2, KEY, InMemoryRegistry
 from tests.integration.engine.helpers import kafka_rows
 from tests.integration.formats import messy
 
@@ -31,8 +34,20 @@ def _image(text: str | None):
     return None if text is None else load_json(text.encode())
 
 
+AVRO_SCHEMAS = {1: json.dumps(ENVELOPE), 2: json.dumps(ENVELOPE_V2)}  # the registry both decoders see
+AVRO_KEYS = {7: json.dumps(KEY)}
+
+
+def _options(fmt: str) -> dict:
+    if fmt == "csv":
+        return {"columns": CSV_COLUMNS, "field_delimiter": "|"}
+    if fmt == "avro-confluent":
+        return {"registry": InMemoryRegistry(AVRO_SCHEMAS | AVRO_KEYS), "key_avro": True}
+    return {}
+
+
 def python_verdicts(fmt: str, records: list) -> list[list[tuple]]:
-    dec = get_decoder(fmt, **({"columns": CSV_COLUMNS, "field_delimiter": "|"} if fmt == "csv" else {}))
+    dec = get_decoder(fmt, **_options(fmt))
     out = []
     for key, value in records:
         try:
@@ -54,7 +69,7 @@ def spark_verdicts(spark, fmt: str, records: list) -> list[list[tuple]]:
     from cdcsync.formats.spark.envelope import decode_envelope
 
     raw = kafka_rows(spark, [val for _, val in records], keys=[k for k, _ in records])
-    env = decode_envelope(raw, fmt, CSV_COLUMNS, "|")
+    env = decode_envelope(raw, fmt, CSV_COLUMNS, "|", WriterSchemas(AVRO_SCHEMAS, AVRO_KEYS))
     rows = env.select("_kafka_offset", "_pos", "_op", "_skip", "_bad", "_table", "_row", "_key_row").collect()
     by_offset: dict[int, list] = {i: [] for i in range(len(records))}
     for r in sorted(rows, key=lambda r: (r["_kafka_offset"], r["_pos"])):
@@ -92,7 +107,8 @@ def test_every_fixture_record_gets_one_verdict_from_both_decoders(spark, fmt):
 
 
 GENERATORS = {"debezium-json": messy.debezium, "canal-json": messy.canal, "maxwell-json": messy.maxwell,
-              "json": messy.plain_json, "csv": lambda rnd: messy.csv(rnd, "|"), "raw": messy.raw}
+              "json": messy.plain_json, "csv": lambda rnd: messy.csv(rnd, "|"), "raw": messy.raw,
+              "avro-confluent": messy.avro}
 RECORDS_PER_EXAMPLE = 400
 
 

@@ -9,13 +9,25 @@ from hypothesis import strategies as st
 
 from cdcsync.formats import FORMATS, BadRecord, Change, get_decoder
 from tests.fixtures import cdc_cases
+from tests.fixtures.avro_cases import ENVELOPE, ENVELOPE_V2, InMemoryRegistry
 
-DECODERS = [get_decoder(f, **({"columns": ["a", "b"]} if f == "csv" else {})) for f in FORMATS] + [
-    get_decoder("debezium-json", typed=True), get_decoder("canal-json", typed=True)] + [
-    get_decoder(f, max_bytes=64, **({"columns": ["a", "b"]} if f == "csv" else {})) for f in FORMATS]
+
+def _options(fmt: str) -> dict:
+    if fmt == "csv":
+        return {"columns": ["a", "b"]}
+    if fmt == "avro-confluent":  # schema ids 1 and 2 known; random bytes name others, or do not decode
+        return {"registry": InMemoryRegistry({1: ENVELOPE, 2: ENVELOPE_V2}), "key_avro": True}
+    return {}
+
+
+DECODERS = [get_decoder(f, **_options(f)) for f in FORMATS] + [
+    get_decoder("debezium-json", typed=True), get_decoder("canal-json", typed=True),
+    get_decoder("avro-confluent", typed=True, **_options("avro-confluent"))] + [
+    get_decoder(f, max_bytes=64, **_options(f)) for f in FORMATS]
 # The stable reason codes (dead-letter table, metrics): a decoder may report only these.
 REASONS = {"invalid_json", "invalid_utf8", "not_an_object", "missing_field", "missing_key", "bad_op", "bad_value",
-           "oversized", "invalid_csv", "bad_field_count"}
+           "oversized", "invalid_csv", "bad_field_count", "not_avro_wire_format", "unknown_schema_id",
+           "avro_decode_failed"}
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),

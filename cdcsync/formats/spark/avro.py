@@ -1,0 +1,80 @@
+"""Avro in the Confluent wire format (magic byte 0, a 4-byte schema id, the Avro body), decoded in the JVM with
+Spark's `from_avro`, one writer schema per id, into the text Kafka Connect's JsonConverter would have written
+(formats/avro_connect.py): the JSON formats' decoders then apply unchanged. A body that is not in the wire format,
+names a schema id the registry does not know, or does not decode with its schema is a bad record with its reason."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from cdcsync.formats import vocabulary as v
+from cdcsync.formats.avro_connect import wire_schema, wrapper
+
+HEADER_BYTES = 5
+
+
+@dataclass(frozen=True)
+class WriterSchemas:
+    """The Avro writer schemas (JSON text) by schema id that a batch's values, and keys when Avro, may name."""
+    values: dict[int, str]
+    keys: dict[int, str] | None = None
+
+
+def schema_id(raw: Column) -> Column:
+    """The big-endian schema id of bytes 2–5 (NULL when shorter)."""
+    return F.when(F.octet_length(raw) >= HEADER_BYTES, F.conv(F.hex(F.substring(raw, 2, 4)), 16, 10).cast("long"))
+
+
+def connect_text(raw: Column, schemas: dict[int, str], change: bool = True) -> Column:
+    """Wire-format bytes → `{"schema": <Connect schema>, "payload": <record>}` (`change`: a plain row as a Debezium
+    create, see avro_connect.wrapper); NULL for a tombstone or bad bytes."""
+    from pyspark.sql.avro.functions import from_avro
+
+    sid, body = schema_id(raw), raw.substr(F.lit(HEADER_BYTES + 1), F.octet_length(raw))
+    out = F.lit(None).cast("string")
+    for i, schema in sorted(schemas.items()):
+        head, tail = wrapper(schema, change)
+        record = from_avro(body, wire_schema(schema), {"mode": "PERMISSIVE"})
+        text = F.concat(F.lit(head), F.to_json(record, {"ignoreNullFields": "false"}), F.lit(tail))
+        out = F.when(sid == i, F.when(~_failed(record, schema), text)).otherwise(out)
+    return out
+
+
+def _failed(record: Column, schema: str) -> Column:
+    """from_avro's PERMISSIVE mode answers a body it cannot decode with every field NULL: a required field that is
+    NULL, or all of them when none is required."""
+    fields = json.loads(schema).get("fields") or []
+    required = [f["name"] for f in fields if not (isinstance(f["type"], list) and "null" in f["type"])]
+    names = required or [f["name"] for f in fields]
+    if not names:
+        return record.isNull()
+    nulls = [record[n].isNull() for n in names]
+    return reduce(lambda a, b: a | b, nulls) if required else reduce(lambda a, b: a & b, nulls)
+
+
+def verdict(raw: Column, decoded: Column, schemas: dict[int, str]) -> Column:
+    """The bad-record reason of wire-format bytes (NULL for good bytes and tombstones)."""
+    sid = schema_id(raw)
+    return (F.when(raw.isNull(), None)
+            .when(sid.isNull() | (F.substring(raw, 1, 1) != F.unhex(F.lit("00"))), v.NOT_AVRO_WIRE_FORMAT)
+            .when(~sid.isin(*sorted(schemas)) if schemas else F.lit(True), v.UNKNOWN_SCHEMA_ID)
+            .when(decoded.isNull(), v.AVRO_DECODE_FAILED))
+
+
+def mark_bad(env: DataFrame, schemas: dict[int, str]) -> DataFrame:
+    """After the JSON decoder: bytes it saw as a tombstone (NULL text) but which were bad Avro become bad records."""
+    raw = F.col("_raw_value")
+    bad = verdict(raw, F.col("_value"), schemas)
+    detail = (F.when(bad == v.UNKNOWN_SCHEMA_ID, F.format_string(f"{v.BAD_REASONS[v.UNKNOWN_SCHEMA_ID]}: %d",
+                                                                 schema_id(raw)))
+              .when(bad == v.NOT_AVRO_WIRE_FORMAT, v.BAD_REASONS[v.NOT_AVRO_WIRE_FORMAT])
+              .when(bad == v.AVRO_DECODE_FAILED, v.BAD_REASONS[v.AVRO_DECODE_FAILED]))
+    return (env.withColumn("_op", F.when(bad.isNotNull(), None).otherwise(F.col("_op")))
+            .withColumn("_skip", F.when(bad.isNotNull(), None).otherwise(F.col("_skip")))
+            .withColumn("_bad_detail", F.coalesce(detail, F.col("_bad_detail")))
+            .withColumn("_bad", F.coalesce(bad, F.col("_bad"))))
