@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cdcsync.config.model import (
+    CatalogConfig,
     Config,
     MaskConfig,
     RouteConfig,
@@ -136,6 +137,9 @@ def _describe(err) -> str:
         return f"missing required key '{_key((*trail, missing))}'"
     if v == "oneOf" and trail == ("source",):
         return "[source] needs exactly one of 'topics' or 'topic_pattern'"
+    if v == "oneOf" and trail == ("catalog",):
+        return ("[catalog] needs exactly one of 'metastore_uri' (a Hive metastore, thrift://host:9083) or "
+                "'metastore_dir' (an embedded one on this machine)")
     if v == "enum":
         allowed = err.validator_value
         close = difflib.get_close_matches(str(err.instance), [str(a) for a in allowed], n=1, cutoff=0.5)
@@ -206,6 +210,8 @@ def _build(d: dict, path: Path) -> Config:
                  routes=routes, masks=masks)
     if "storage" in d:
         cfg = dataclasses.replace(cfg, storage=_storage(d["storage"], cfg, path))
+    if "catalog" in d:
+        cfg = dataclasses.replace(cfg, catalog=CatalogConfig(**d["catalog"]))
     return cfg
 
 

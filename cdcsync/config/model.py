@@ -126,6 +126,27 @@ class StorageConfig:
 
 
 @dataclass(frozen=True)
+class CatalogConfig:
+    """[catalog]: a thrift:// Hive metastore, or an embedded Derby one in `metastore_dir` (one process at a time)."""
+    database: str
+    metastore_uri: str | None = None
+    metastore_dir: str | None = None
+
+    def spark_settings(self) -> dict[str, str]:
+        """The static Spark settings of a session that sees this catalog (cdcsync's, or the user's pyspark)."""
+        out = {"spark.sql.catalogImplementation": "hive"}
+        if self.metastore_uri:
+            return out | {"spark.hadoop.hive.metastore.uris": self.metastore_uri}
+        d = self.metastore_dir.rstrip("/")
+        return out | {"spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={d}/metastore_db;"
+                                                                      "create=true",
+                      "spark.sql.warehouse.dir": f"{d}/warehouse",
+                      "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
+                      "spark.hadoop.hive.metastore.schema.verification": "false",
+                      "spark.driver.extraJavaOptions": f"-Dderby.system.home={d}"}  # derby.log there, not in cwd
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     source: SourceConfig
@@ -136,6 +157,7 @@ class Config:
     routes: list[RouteConfig] = field(default_factory=list)
     masks: list[MaskConfig] = field(default_factory=list)
     storage: StorageConfig | None = None
+    catalog: CatalogConfig | None = None
 
     def paths(self) -> list[str]:
         """Every place the config writes: the table(s), the dead-letter table and the checkpoint directory."""

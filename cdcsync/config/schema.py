@@ -139,6 +139,19 @@ STORAGE = {
     },
 }
 
+# [catalog]: every table written is registered by name in a Hive metastore-compatible catalog.
+CATALOG = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["database"],
+    "properties": {
+        "database": {"type": "string", "pattern": _NAME},
+        "metastore_uri": {"type": "string", "pattern": r"^thrift://\S+\Z"},
+        "metastore_dir": {"type": "string", "minLength": 1},
+    },
+    "oneOf": [{"required": ["metastore_uri"]}, {"required": ["metastore_dir"]}],
+}
+
 SPARK = {
     "type": "object",
     "properties": {"master": {"type": "string"}},
@@ -151,7 +164,8 @@ CONFIG_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
     "required": ["source", "sink"],
-    "properties": {"source": SOURCE, "sink": SINK, "run": RUN, "schema": SCHEMA, "spark": SPARK, "storage": STORAGE,
+    "properties": {"source": SOURCE, "sink": SINK, "run": RUN, "schema": SCHEMA, "spark": SPARK,
+                   "storage": STORAGE, "catalog": CATALOG,
                    "route": {"type": "array", "items": ROUTE}, "mask": {"type": "array", "items": MASK}},
 }
 

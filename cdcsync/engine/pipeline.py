@@ -20,7 +20,8 @@ from cdcsync.formats.spark.avro import WriterSchemas
 from cdcsync.kafka import view
 from cdcsync.kafka.view import KafkaView
 from cdcsync.schema.spark.columns import schema_from_json
-from cdcsync.sinks import hudi
+from cdcsync.sinks import dead_letter, hudi
+from cdcsync.sinks.catalog import Catalog
 
 _KAFKA_CODE = ("org.apache.kafka.", "org.apache.spark.sql.kafka010.")
 
@@ -40,6 +41,8 @@ class Pipeline:
         self._states: dict[str, TableState] = {}
         self._locks: list[WriterLock] = []
         self._registry: RegistryClient | None = None
+        self._catalog: Catalog | None = None
+        self._main_path = cfg.sink.path  # a replay --into swaps cfg: its side tables are not registered
 
     @property
     def spark(self):
@@ -55,6 +58,23 @@ class Pipeline:
 
                 protect_plans(self._spark, self.cfg.masks)
         return self._spark
+
+    def register_tables(self, result: BatchResult) -> None:
+        """[catalog]: the tables this batch wrote, registered by name (again when their columns changed)."""
+        cfg = self.cfg
+        if cfg.catalog is None or cfg.sink.path != self._main_path:
+            return
+        if self._catalog is None:
+            self._catalog = Catalog(self.spark, cfg.catalog)
+        changed = bool(result.changes)
+        if cfg.routes:
+            for name in result.tables:
+                self._catalog.sync(name, routed_path(cfg.sink.path, name), changed)
+        elif result.instant:
+            self._catalog.sync(cfg.sink.table_name, cfg.sink.path, changed)
+        if result.totals()["bad"] and cfg.run.on_bad_record == "dead-letter":
+            spec = dead_letter.spec_for(cfg)
+            self._catalog.sync(spec.table_name, spec.path, False)
 
     def writer_schemas(self, batch: BatchInput) -> WriterSchemas | None:
         """The Avro formats' writer schemas of the batch's topics: every version registered under `<topic>-value`

@@ -73,10 +73,14 @@ def build_session(app_name: str = "cdcsync", master: str = "local[2]", conf: dic
         os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"  # one machine: loopback, without the "hostname resolves" warning
     log4j = Path(__file__).with_name("log4j2.properties")
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j} {_JOL_QUIET}"
+    conf = dict(conf or {})
+    # options given in the config come after ours: added to them, not replacing the quiet logging
     builder = (SparkSession.builder.appName(app_name).master(master).config("spark.jars", ",".join(jars))
-               .config("spark.driver.extraJavaOptions", java_opts)
-               .config("spark.executor.extraJavaOptions", java_opts))
-    for k, v in {**BASE_CONF, **(conf or {})}.items():
+               .config("spark.driver.extraJavaOptions",
+                       f"{java_opts} {conf.pop('spark.driver.extraJavaOptions', '')}".strip())
+               .config("spark.executor.extraJavaOptions",
+                       f"{java_opts} {conf.pop('spark.executor.extraJavaOptions', '')}".strip()))
+    for k, v in {**BASE_CONF, **conf}.items():
         builder = builder.config(k, v)
     spark = _with_stdout_on_stderr(lambda: _jvm_ignoring_sigterm(builder.getOrCreate))
     spark.sparkContext.setLogLevel("WARN")
@@ -108,6 +112,8 @@ def _init_hudi_metadata_payload(spark) -> None:
 def for_config(cfg, purpose: str = ""):
     """The session a command runs a config with: [spark] settings, `master` among them (default local[*])."""
     conf = {k: v for k, v in cfg.spark.items() if k != "master"}
+    if cfg.catalog:
+        conf = cfg.catalog.spark_settings() | conf
     name = "-".join(filter(None, ("cdcsync", purpose, cfg.sink.table_name)))
     spark = build_session(name, cfg.spark.get("master", "local[*]"), conf)
     if cfg.run.log_level != "warn":

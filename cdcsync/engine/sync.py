@@ -71,6 +71,7 @@ def sync(pipe, source: BatchSource, summary: Summary) -> Summary:
         t = time.monotonic()
         result = _landed(pipe, batch)
         maybe_crash("after_write", batch.batch_id)
+        pipe.register_tables(result)
         summary.add(result)
         pipe.heartbeat(every_s=0)
         source.committed(result, time.monotonic() - t)
