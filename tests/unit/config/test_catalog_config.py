@@ -6,24 +6,11 @@ import pytest
 
 from cdcsync.config import load_config
 from cdcsync.errors import ConfigError
-
-BASE = """[source]
-bootstrap_servers = "localhost:9092"
-topics = ["t"]
-format = "json"
-
-[sink]
-path = "/tmp/x/t"
-table_name = "t"
-
-[catalog]
-"""
+from tests.configs import minimal, write
 
 
 def load(tmp_path, text: str):
-    p = tmp_path / "config.toml"
-    p.write_text(BASE + text)
-    return load_config(p)
+    return load_config(write(tmp_path, minimal(fmt="json") + "\n[catalog]\n" + text))
 
 
 def test_an_embedded_metastore_lives_in_its_folder(tmp_path):

@@ -4,29 +4,15 @@ the closest valid key; ${ENV} expansion; secrets never echoed."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from cdcsync.config import load_config
 from cdcsync.errors import ConfigError
 from tests.cli import cdcsync
+from tests.configs import minimal, write
 
-GOOD = """[source]
-bootstrap_servers = "localhost:9092"
-topics = ["t"]
-format = "debezium-json"
-
-[sink]
-path = "/tmp/x"
-table_name = "t"
-"""
-
-
-def write(tmp_path: Path, text: str) -> Path:
-    p = tmp_path / "config.toml"
-    p.write_text(text)
-    return p
+GOOD = minimal()
 
 
 @pytest.mark.parametrize("text, words", [

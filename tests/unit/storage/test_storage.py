@@ -12,22 +12,11 @@ from cdcsync import storage
 from cdcsync.config import load_config
 from cdcsync.engine.lock import ConcurrentWriterError, WriterLock
 from cdcsync.errors import ConfigError
-
-BASE = """[source]
-bootstrap_servers = "localhost:9092"
-topics = ["t"]
-format = "debezium-json"
-
-[sink]
-path = "{path}"
-table_name = "t"
-"""
+from tests.configs import minimal, write
 
 
 def config(tmp_path: Path, storage: str, path: str = "s3a://lake/cdc/t") -> Path:
-    p = tmp_path / "config.toml"
-    p.write_text(BASE.format(path=path) + "\n[storage]\n" + storage)
-    return p
+    return write(tmp_path, minimal(path) + "\n[storage]\n" + storage)
 
 
 def test_storage_becomes_s3a_settings_with_the_secret_hidden(tmp_path, monkeypatch):
