@@ -80,16 +80,17 @@ class Pipeline:
         """The Avro formats' writer schemas of the batch's topics: every version registered under `<topic>-value`
         (and `-key`), asked when the batch is planned, so every record in its range was registered before."""
         src = self.cfg.source
-        if "avro-confluent" not in (src.format, src.key_format):
+        if src.format != "avro-confluent":  # (an Avro key comes only with Avro values: config.loader)
             return None
         if self._registry is None:
             self._registry = RegistryClient(src.registry())
         topics = sorted({t for t, _, _ in batch.end.entries()} | {t for t, _, _ in batch.start.entries()})
+        avro_keys = src.key_format == "avro-confluent"
         values, keys = {}, {}
         for t in topics:
-            values |= self._registry.subject_schemas(f"{t}-value") if src.format == "avro-confluent" else {}
-            keys |= self._registry.subject_schemas(f"{t}-key") if src.key_format == "avro-confluent" else {}
-        return WriterSchemas(values, keys if src.key_format == "avro-confluent" else None)
+            values |= self._registry.subject_schemas(f"{t}-value")
+            keys |= self._registry.subject_schemas(f"{t}-key") if avro_keys else {}
+        return WriterSchemas(values, keys if avro_keys else None)
 
     def kafka_view(self, group: bool = True) -> KafkaView:
         """Metadata and offset look-ups (kafka-python); `group=False` for commands that commit nothing."""
