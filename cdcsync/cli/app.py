@@ -22,7 +22,8 @@ app = typer.Typer(
 )
 
 # Each module registers its command(s) on `app` when imported.
-COMMAND_MODULES = ["run", "status", "validate", "probe", "infer_schema", "replay", "dead_letter", "decrypt"]
+COMMAND_MODULES = ["run", "status", "validate", "probe", "infer_schema", "replay", "dead_letter", "decrypt",
+                   "spark_submit_args"]
 
 
 def _version(value: bool):

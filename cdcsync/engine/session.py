@@ -64,24 +64,35 @@ def check_java() -> None:
                              hint="install Java 17 (Debian: apt-get install openjdk-17-jdk-headless)")
 
 
-def build_session(app_name: str = "cdcsync", master: str = "local[2]", conf: dict[str, str] | None = None):
-    check_java()
-    jars = spark_jars()
-    from pyspark.sql import SparkSession
+def submitted() -> bool:
+    """Under spark-submit, whose JVM is already running with the command line's master, jars and settings."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
 
-    if master.startswith("local") and "SPARK_LOCAL_IP" not in os.environ:
-        os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"  # one machine: loopback, without the "hostname resolves" warning
+
+def launch_conf(conf: dict[str, str] | None = None) -> dict[str, str]:
+    """Every setting a cdcsync session starts with: the jars, quiet logging, BASE_CONF, then `conf` (java options
+    given there are added to ours, not replacing the quiet logging). `spark-submit-args` prints these."""
     log4j = Path(__file__).with_name("log4j2.properties")
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j} {_JOL_QUIET}"
     conf = dict(conf or {})
-    # options given in the config come after ours: added to them, not replacing the quiet logging
-    builder = (SparkSession.builder.appName(app_name).master(master).config("spark.jars", ",".join(jars))
-               .config("spark.driver.extraJavaOptions",
-                       f"{java_opts} {conf.pop('spark.driver.extraJavaOptions', '')}".strip())
-               .config("spark.executor.extraJavaOptions",
-                       f"{java_opts} {conf.pop('spark.executor.extraJavaOptions', '')}".strip()))
-    for k, v in {**BASE_CONF, **conf}.items():
-        builder = builder.config(k, v)
+    return {"spark.jars": ",".join(spark_jars()),
+            "spark.driver.extraJavaOptions": f"{java_opts} {conf.pop('spark.driver.extraJavaOptions', '')}".strip(),
+            "spark.executor.extraJavaOptions":
+                f"{java_opts} {conf.pop('spark.executor.extraJavaOptions', '')}".strip(),
+            **BASE_CONF, **conf}
+
+
+def build_session(app_name: str = "cdcsync", master: str = "local[2]", conf: dict[str, str] | None = None):
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    if submitted():  # spark-submit's command line already holds the master, jars and settings
+        builder = builder.config(map={k: v for k, v in (conf or {}).items() if k != "spark.jars"})
+    else:
+        check_java()
+        if master.startswith("local") and "SPARK_LOCAL_IP" not in os.environ:
+            os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"  # one machine: loopback, no "hostname resolves" warning
+        builder = builder.master(master).config(map=launch_conf(conf))
     spark = _with_stdout_on_stderr(lambda: _jvm_ignoring_sigterm(builder.getOrCreate))
     spark.sparkContext.setLogLevel("WARN")
     _init_hudi_metadata_payload(spark)
@@ -109,13 +120,39 @@ def _init_hudi_metadata_payload(spark) -> None:
                                 jvm.java.lang.Thread.currentThread().getContextClassLoader())
 
 
+def config_conf(cfg) -> dict[str, str]:
+    """A config's own Spark settings: [catalog]'s, then [spark]'s (`master` aside)."""
+    conf = {k: v for k, v in cfg.spark.items() if k != "master"}
+    return (cfg.catalog.spark_settings() | conf) if cfg.catalog else conf
+
+
+def submit_args(cfg) -> list[str]:
+    """spark-submit's arguments for `cfg`, up to and with the entry script: the master, then every launch setting
+    (jars and driver memory only take effect on the command line). No secret is among them: [storage] credentials
+    are set in the running session, and a secret-looking [spark] key is refused."""
+    from cdcsync.errors import ConfigError
+    from cdcsync.secrets import is_secret_key
+
+    secret = next((k for k in cfg.spark if is_secret_key(k)), None)
+    if secret:
+        raise ConfigError(f"{cfg.path}: [spark] {secret} would be printed on the spark-submit command line, where "
+                          "any local user can read it", file=str(cfg.path), key=f"spark.{secret}",
+                          hint="give S3 credentials in [storage] (set inside the session) or through the "
+                          "environment, not in [spark]")
+    import sys
+
+    args = ["--master", cfg.spark.get("master", "local[*]"), "--name", f"cdcsync-{cfg.sink.table_name}"]
+    # the Python that has cdcsync: the driver's, and the executors' for [schema] validate_with (unless [spark] says)
+    python = {"spark.pyspark.driver.python": sys.executable, "spark.pyspark.python": sys.executable}
+    for k, v in launch_conf(python | config_conf(cfg)).items():
+        args += ["--jars", v] if k == "spark.jars" else ["--conf", f"{k}={v}"]
+    return [*args, str(Path(__file__).resolve().parents[1] / "_submit" / "main.py")]
+
+
 def for_config(cfg, purpose: str = ""):
     """The session a command runs a config with: [spark] settings, `master` among them (default local[*])."""
-    conf = {k: v for k, v in cfg.spark.items() if k != "master"}
-    if cfg.catalog:
-        conf = cfg.catalog.spark_settings() | conf
     name = "-".join(filter(None, ("cdcsync", purpose, cfg.sink.table_name)))
-    spark = build_session(name, cfg.spark.get("master", "local[*]"), conf)
+    spark = build_session(name, cfg.spark.get("master", "local[*]"), config_conf(cfg))
     if cfg.run.log_level != "warn":
         set_jvm_log_level(spark, cfg.run.log_level)
     storage.apply(spark, cfg.storage)
