@@ -28,12 +28,15 @@ def _selection(reason, topic, partition, from_offset, to_offset, include_replaye
     return Selection(tuple(reason or ()), topic, partition, from_offset, to_offset, include_replayed)
 
 
-def _open(config: Path):
+def _open(config: Path, writes: bool = False):
+    from dataclasses import replace
+
     from cdcsync.config import load_config
     from cdcsync.engine.session import for_config
 
     cfg = load_config(config)  # exits 78 before Spark starts
-    return cfg, for_config(cfg, "dead-letter")
+    # readers leave [catalog] out: an embedded Derby metastore admits one process, and a run may hold it
+    return cfg, for_config(cfg if writes else replace(cfg, catalog=None), "dead-letter")
 
 
 @dl.command("list")
@@ -93,7 +96,7 @@ def replay(config: Path = _CONFIG, reason: list[str] = _REASON, topic: str = _TO
         typer.echo("error: choose records (--reason, --topic, --partition, --from-offset, --to-offset) or --all",
                    err=True)
         raise typer.Exit(int(ExitCode.USAGE))
-    cfg, spark = _open(config)
+    cfg, spark = _open(config, writes=True)
     reporter = make_reporter(quiet)
     result = do_replay(spark, cfg, sel, reporter)
     if json_out:

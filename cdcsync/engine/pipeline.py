@@ -53,6 +53,8 @@ class Pipeline:
         if not self._protected:
             self._protected = True
             storage.apply(self._spark, self.cfg.storage)  # a session handed in was built without them
+            if self.cfg.catalog:  # opened now: a metastore that cannot be opened stops the run before any batch
+                self._catalog = Catalog(self._spark, self.cfg.catalog)
             if self.cfg.masks:  # salts and keys stay out of every plan Spark prints or records
                 from cdcsync.engine.masking import protect_plans
 
@@ -62,10 +64,8 @@ class Pipeline:
     def register_tables(self, result: BatchResult) -> None:
         """[catalog]: the tables this batch wrote, registered by name (again when their columns changed)."""
         cfg = self.cfg
-        if cfg.catalog is None or cfg.sink.path != self._main_path:
+        if self._catalog is None or cfg.sink.path != self._main_path:
             return
-        if self._catalog is None:
-            self._catalog = Catalog(self.spark, cfg.catalog)
         changed = bool(result.changes)
         if cfg.routes:
             for name in result.tables:

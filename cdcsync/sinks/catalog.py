@@ -8,7 +8,8 @@ is brought up to date after a schema change too, for engines that read the metas
 
 from __future__ import annotations
 
-from cdcsync.errors import ConfigError
+from cdcsync import jvm_errors
+from cdcsync.errors import ConfigError, SinkError
 
 
 class Catalog:
@@ -21,13 +22,20 @@ class Catalog:
         self._spark = spark
         self._db = cfg.database
         self._known: set[str] = set()
+        try:
+            spark.sql(f"CREATE DATABASE IF NOT EXISTS `{self._db}`")
+        except Exception as e:  # py4j's error or Spark's AnalysisException: name the metastore and its cause
+            where = cfg.metastore_uri or cfg.metastore_dir
+            raise SinkError(f"the [catalog] metastore at {where} cannot be opened: {jvm_errors.summary(e)}",
+                            hint="an embedded Derby metastore admits one process at a time: close any other session "
+                            "using it (a pyspark shell, another run), or set catalog.metastore_uri to a shared "
+                            "metastore", path=where) from e
 
     def sync(self, name: str, path: str, columns_changed: bool) -> None:
         """Register `name` at `path` the first time this process writes it, and again when its columns changed."""
         if name in self._known and not columns_changed:
             return
         ident = f"`{self._db}`.`{name}`"
-        self._spark.sql(f"CREATE DATABASE IF NOT EXISTS `{self._db}`")
         if not self._spark.catalog.tableExists(name, self._db):
             self._spark.sql(f"CREATE TABLE {ident} USING hudi LOCATION '{_quoted(path)}'")
         else:

@@ -1,7 +1,7 @@
 """Issue 17, point 3: with [catalog], `run` registers its tables (the main one and the dead-letter one) in a Hive
 metastore (an embedded Derby one here), so another Spark application queries them by name; a column added later is
 seen by name too, in the metastore's schema as well. Each step is its own process, as an operator's would be:
-an embedded Derby metastore admits one JVM at a time."""
+an embedded Derby metastore admits one JVM at a time, and a run that finds it held stops before any batch."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from cdcsync.exit_codes import ExitCode
 from tests import cli
 from tests.integration.engine.helpers import write_config
 
@@ -29,6 +30,17 @@ print(json.dumps({"tables": sorted(t.name for t in spark.catalog.listTables("lak
                   "dead": rows("SELECT reason FROM lake.t_dead_letter"),
                   "extra": rows(sys.argv[2]) if len(sys.argv) > 2 else None,
                   "stored": list(stored.fieldNames())}))
+"""
+
+
+HOLD = """
+import sys, time
+from cdcsync.config import load_config
+from cdcsync.engine.session import build_session
+spark = build_session("catalog-holder", "local[1]", load_config(sys.argv[1]).catalog.spark_settings())
+spark.sql("SHOW DATABASES").collect()
+print("holding", flush=True)
+time.sleep(300)
 """
 
 
@@ -59,3 +71,13 @@ def test_tables_are_queryable_by_name_and_a_later_column_shows(bootstrap, make_t
     assert seen["extra"] == [{"id": 3, "extra": "added"}, {"id": 20, "extra": "new"}]
     assert "extra" in seen["stored"], "the metastore's own schema has the new column"
     assert not (tmp_path / "derby.log").exists() and not (cli.ROOT / "derby.log").exists()
+
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(cfg)], stdout=subprocess.PIPE, text=True,
+                              env=cli._env(None))
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        busy = cli.cdcsync("run", cfg, "--once", timeout=300)  # another process holds the embedded metastore
+    finally:
+        holder.kill()
+    assert busy.returncode == ExitCode.SINK_WRITE, busy.stderr[-3000:]
+    assert "the [catalog] metastore at" in busy.stderr and "one process at a time" in busy.stderr
