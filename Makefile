@@ -6,11 +6,12 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 KAFKA_PORT ?= 9092
+REGISTRY_PORT ?= 8081
 
 BENCH_SIZE ?= smoke
 BENCH_ARGS ?=
 
-.PHONY: help setup prereqs bundles kafka-up kafka-down test soak test-unit test-integration conformance demo bench lint clean
+.PHONY: help setup prereqs bundles kafka-up kafka-down registry-up registry-down test soak test-unit test-integration conformance demo bench lint clean
 
 help:
 	@echo "make demo   - start a local broker, produce sample Debezium events, sync them into a Hudi table, show it"
@@ -18,7 +19,7 @@ help:
 	@echo "make soak   - the long runs make test leaves out (back-to-back and killed processes, 50 replayed ranges, clusters)"
 	@echo "make conformance - the same checks against the real CDC corpus (CDCSYNC_FIXTURES, else ../shared/fixtures/cdc)"
 	@echo "make bench  - the same Debezium workload through cdcsync (MOR, COW) and the Parquet floor (BENCH_SIZE=smoke|full)"
-	@echo "make setup | bundles | kafka-up | kafka-down | lint | clean"
+	@echo "make setup | bundles | kafka-up | kafka-down | registry-up | registry-down | lint | clean"
 
 prereqs:
 	@command -v java >/dev/null || { echo "error: Java 17 is required (Debian: apt-get install openjdk-17-jdk-headless)"; exit 1; }
@@ -39,6 +40,12 @@ bundles: prereqs
 
 kafka-up: setup
 	$(PY) -m devtools.local_kafka up --port $(KAFKA_PORT)
+
+registry-up: setup
+	$(PY) -m devtools.local_registry up --port $(REGISTRY_PORT)
+
+registry-down:
+	@test -x $(PY) && $(PY) -m devtools.local_registry down || true
 
 kafka-down:
 	@test -x $(PY) && $(PY) -m devtools.local_kafka down || true

@@ -43,3 +43,26 @@ fetch spark -Dhudi.spark.bundle="$HUDI_SPARK_BUNDLE" -Dhudi.version="$HUDI_VERSI
   -Dspark.version="$SPARK_VERSION" -Dscala.binary="$SCALA_BINARY" \
   -Dhadoop.version="$HADOOP_VERSION" -Daws.sdk.version="$AWS_SDK_VERSION"
 fetch kafka -Dkafka.version="$KAFKA_VERSION"
+
+# Apicurio Registry (the Confluent-compatible registry of the Avro tests and demo): its ready-built app, unzipped.
+# maven-dependency-plugin 2.8: 3.x needs the artifact's parent POM, which Maven Central does not serve.
+fetch_registry() {
+  local dir="$here/registry" want="apicurio-registry-app:$APICURIO_VERSION"
+  local jar="$dir/app/apicurio-registry-app-$APICURIO_VERSION-runner.jar"
+  if [ -f "$dir/app/.stamp" ] && [ "$(cat "$dir/app/.stamp")" = "$want" ] && [ -f "$jar" ]; then
+    echo "bundles/registry: up to date (Apicurio Registry $APICURIO_VERSION, nothing fetched)"
+    return 0
+  fi
+  command -v unzip >/dev/null || { echo "error: unzip is not installed (Debian: apt-get install unzip)" >&2; exit 1; }
+  echo "bundles/registry: fetching Apicurio Registry $APICURIO_VERSION"
+  rm -rf "$dir/app" && mkdir -p "$dir/app"
+  if ! mvn -B -q org.apache.maven.plugins:maven-dependency-plugin:2.8:get -Dtransitive=false \
+      -Dartifact="io.apicurio:apicurio-registry-app:$APICURIO_VERSION:zip:all" -Ddest="$dir/app/app.zip" \
+      >/dev/null 2>&1; then
+    echo "error: bundles/registry: io.apicurio:apicurio-registry-app:$APICURIO_VERSION:zip:all could not be fetched" >&2
+    exit 1
+  fi
+  unzip -q "$dir/app/app.zip" -d "$dir/app" && rm "$dir/app/app.zip"
+  echo "$want" > "$dir/app/.stamp"
+}
+fetch_registry

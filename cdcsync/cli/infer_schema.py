@@ -22,8 +22,9 @@ def infer_schema(
     topic: Annotated[list[str] | None, typer.Option("--topic", "-t", help="Topic to sample (repeatable).")] = None,
     formats: Annotated[list[str] | None, typer.Option(
         "--format", "-f",
-        help="Message format (debezium-json, canal-json, maxwell-json, json, csv, raw). Also accepts an output "
-             "format (table, json-schema, spark-ddl, toml): the two sets of names do not overlap, so "
+        help="Message format (debezium-json, canal-json, maxwell-json, json, csv, raw; avro-confluent from a config "
+             "with its registry). Also accepts an output format (table, json-schema, spark-ddl, toml): the two "
+             "sets of names do not overlap, so "
              "'--format json-schema' and '--format canal-json --format toml' both work. Repeatable.")] = None,
     output: Annotated[str | None, typer.Option("--output", "-o",
                                                help="table (default) | json-schema | spark-ddl | toml")] = None,

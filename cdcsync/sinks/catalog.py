@@ -36,11 +36,16 @@ class Catalog:
         if name in self._known and not columns_changed:
             return
         ident = f"`{self._db}`.`{name}`"
-        if not self._spark.catalog.tableExists(name, self._db):
-            self._spark.sql(f"CREATE TABLE {ident} USING hudi LOCATION '{_quoted(path)}'")
-        else:
-            self._spark.catalog.refreshTable(f"{self._db}.{name}")
-            self._store_schema(name)
+        try:
+            if not self._spark.catalog.tableExists(name, self._db):
+                self._spark.sql(f"CREATE TABLE {ident} USING hudi LOCATION '{_quoted(path)}'")
+            else:
+                self._spark.catalog.refreshTable(f"{self._db}.{name}")
+                self._store_schema(name)
+        except Exception as e:  # the batch is committed: say so, and that the next process registers it again
+            raise SinkError(f"the batch is committed, but registering {self._db}.{name} in the [catalog] metastore "
+                            f"failed: {jvm_errors.summary(e)}", hint="the next run registers it again once the "
+                            "metastore answers; nothing is written twice", path=path) from e
         self._known.add(name)
 
     def _store_schema(self, name: str) -> None:

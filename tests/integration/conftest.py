@@ -132,6 +132,43 @@ def s3_server(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def registry(tmp_path_factory):
+    """One Apicurio Registry (Confluent API) per test session (per xdist worker); fails, never skips."""
+    from devtools.local_registry import LocalRegistry
+
+    reg = LocalRegistry(tmp_path_factory.mktemp("registry")).start()
+    yield reg
+    reg.stop()
+
+
+@pytest.fixture
+def produce_avro(bootstrap, registry):
+    """produce_avro(topic, value_schema, values, key_schema=None, keys=None): the real Confluent serializer
+    (confluent-kafka's AvroSerializer) registers the schemas under <topic>-value / -key and writes the wire format;
+    a value of None is a tombstone."""
+    from confluent_kafka import Producer
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    client = SchemaRegistryClient({"url": registry.url})
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+
+    def send(topic, value_schema, values, key_schema=None, keys=None):
+        value_ser = AvroSerializer(client, json.dumps(value_schema), conf={"auto.register.schemas": True})
+        key_ser = AvroSerializer(client, json.dumps(key_schema)) if key_schema else None
+        for i, v in enumerate(values):
+            k = keys[i] if keys else None
+            producer.produce(topic, partition=0,
+                             key=key_ser(k, SerializationContext(topic, MessageField.KEY)) if key_ser and k else None,
+                             value=None if v is None else value_ser(v, SerializationContext(topic,
+                                                                                            MessageField.VALUE)))
+        producer.flush(30)
+
+    yield send
+
+
+@pytest.fixture(scope="session")
 def spark():
     from cdcsync.engine.session import build_session
 

@@ -55,9 +55,13 @@ def test_versions_are_pinned_once_and_stated_in_the_readme():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert f"pyspark=={v['SPARK_VERSION']}" in project["dependencies"]
     section = _section("Versions")
-    for key in ("SPARK_VERSION", "HUDI_VERSION", "HUDI_SPARK_BUNDLE", "KAFKA_VERSION", "SCALA_BINARY"):
+    for key in ("SPARK_VERSION", "HUDI_VERSION", "HUDI_SPARK_BUNDLE", "KAFKA_VERSION", "SCALA_BINARY", "HADOOP_VERSION",
+                "AWS_SDK_VERSION", "APICURIO_VERSION"):
         assert v[key] in section, f"README 'Versions' does not state {key} = {v[key]}"
     assert f"spark-sql-kafka-0-10_{v['SCALA_BINARY']}` {v['SPARK_VERSION']}" in section
+    import pyspark  # hadoop-aws must be the Hadoop inside the PySpark wheel
+
+    assert (Path(pyspark.__file__).parent / "jars" / f"hadoop-client-api-{v['HADOOP_VERSION']}.jar").exists()
     pom = (ROOT / "bundles" / "spark" / "pom.xml").read_text()
     assert "${hudi.spark.bundle}" in pom and "spark-sql-kafka-0-10_${scala.binary}" in pom
 
