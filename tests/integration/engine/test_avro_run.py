@@ -114,3 +114,33 @@ def test_infer_schema_reads_an_avro_topic_through_the_registry(bootstrap, regist
     types = {c["name"]: c["type"] for c in table["columns"]}
     assert types == {"id": "BIGINT", "price": "DECIMAL(12,4)", "day": "DATE", "at": "TIMESTAMP",
                      "zoned": "TIMESTAMP_LTZ", "small": "BIGINT", "note": "STRING"}, types
+
+
+FLAGS = {"type": "record", "name": "Flag", "namespace": "shop", "fields": [
+    {"name": "id", "type": "long"}, {"name": "flag", "type": ["null", "boolean"], "default": None}]}
+FLAGS_TEXT = {**FLAGS, "fields": [FLAGS["fields"][0], {"name": "flag", "type": ["null", "string"], "default": None}]}
+
+
+def test_plain_avro_rows_and_an_incompatible_version_follow_on_incompatible(spark, bootstrap, registry, make_topic,
+                                                                            produce_avro, tmp_path):
+    from cdcsync.errors import SchemaError
+
+    topic = make_topic()
+    produce_avro(topic, FLAGS, [{"id": i, "flag": i % 2 == 0} for i in range(4)])
+    produce_avro(topic, FLAGS_TEXT, [{"id": 9, "flag": "maybe"}])  # BOOLEAN cannot widen to this STRING
+    base = {"sink.primary_key": ["id"], "source.schema_registry_url": registry.url, "run.on_bad_record": "dead-letter",
+            "run.max_records_per_batch": 4}  # the first batch makes `flag` BOOLEAN; the second brings the STRING
+    (tmp_path / "fail").mkdir()
+    failing = write_config(tmp_path / "fail", bootstrap, topic, "avro-confluent", "COPY_ON_WRITE", **base)
+    with pytest.raises(SchemaError, match="flag"):
+        run_once(failing, spark)
+    assert sorted(r["id"] for r in spark_rows(spark, str(tmp_path / "fail" / "table"))) == [0, 1, 2, 3]
+    (tmp_path / "dl").mkdir()
+    lenient = write_config(tmp_path / "dl", bootstrap, topic, "avro-confluent", "COPY_ON_WRITE",
+                           **base, **{"schema.on_incompatible": "dead-letter"})
+    summary = run_once(lenient, spark)
+    assert (summary.totals["upserted"], summary.totals["bad"]) == (4, 1)
+    rows = by_key(spark_rows(spark, str(tmp_path / "dl" / "table")), ["id"])
+    assert rows == by_key([{"id": i, "flag": i % 2 == 0} for i in range(4)], ["id"])  # a plain record is a row
+    dead = spark.read.format("hudi").load(str(tmp_path / "dl" / "table_dead_letter")).collect()
+    assert [r["reason"] for r in dead] == ["incompatible_type"]
