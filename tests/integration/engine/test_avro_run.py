@@ -26,7 +26,7 @@ EPOCH = dt.datetime(1970, 1, 1)
 def row(i: int, price: str, v2: bool = False, note: str | None = None) -> dict:
     at = dt.datetime(2024, 5, 6, 7, 8, 9, 123456) + dt.timedelta(hours=i)
     out = {"id": i, "price": Decimal(price), "day": 19000 + i, "at": (at - EPOCH) // dt.timedelta(microseconds=1),
-           "zoned": f"2024-05-06T0{i % 10}:00:00Z", "small": i}
+           "zoned": f"2024-05-06T0{i % 10}:00:00Z", "small": i, "stamp": 1_700_000_000_123 + i}
     return out | ({"small": 2**40 + i, "note": note} if v2 else {})
 
 
@@ -35,6 +35,7 @@ def typed(r: dict) -> dict:
     return {"id": r["id"], "price": r["price"], "day": dt.date(1970, 1, 1) + dt.timedelta(days=r["day"]),
             "at": EPOCH + dt.timedelta(microseconds=r["at"]),
             "zoned": dt.datetime.fromisoformat(r["zoned"].replace("Z", "+00:00")), "small": r["small"],
+            "stamp": EPOCH + dt.timedelta(milliseconds=r["stamp"]),
             **({"note": r["note"]} if "note" in r else {})}
 
 
@@ -42,22 +43,23 @@ def typed(r: dict) -> dict:
 def test_a_debezium_avro_topic_lands_exactly(table_type, spark, bootstrap, registry, make_topic, produce_avro,
                                              produce, tmp_path):
     topic = make_topic()
-    r1, r2, r3 = row(1, "12.34"), row(2, "0.50"), row(3, "99.99")
+    r1, r2, r3, r6 = row(1, "12.34"), row(2, "0.50"), row(3, "99.99"), row(6, "6.00")
     values = [change("c", None, r1, 1), change("c", None, r2, 2), change("c", None, r3, 3),
-              change("u", r1, {**r1, "price": Decimal("13.00")}, 4), change("d", r2, None, 5), None]
-    produce_avro(topic, ENVELOPE, values, KEY, [{"id": 1}, {"id": 2}, {"id": 3}, {"id": 1}, {"id": 2}, {"id": 2}])
+              change("u", r1, {**r1, "price": Decimal("13.00")}, 4), change("d", r2, None, 5), None,
+              change("c", None, r6, 6), change("d", None, None, 7)]  # the last: a delete known by its key alone
+    produce_avro(topic, ENVELOPE, values, KEY, [{"id": k} for k in (1, 2, 3, 1, 2, 2, 6, 6)])
     cfg = write_config(tmp_path, bootstrap, topic, "avro-confluent", table_type, **{
         "source.key_format": "avro-confluent", "source.schema_registry_url": registry.url,
         "run.on_bad_record": "dead-letter"})
     first = run_once(cfg, spark)
-    assert first.totals == {"messages": 6, "rows": 6, "upserted": 4, "deleted": 1, "skipped": 1, "bad": 0}
+    assert first.totals == {"messages": 8, "rows": 8, "upserted": 5, "deleted": 2, "skipped": 1, "bad": 0}
     want = {1: typed({**r1, "price": Decimal("13.00")}), 3: typed(r3)}
     check(spark, tmp_path, want)
 
     # version 2 registered mid-stream: one batch holds both versions; a later batch only the new one
     r4 = row(4, "1.25", v2=True, note="v2")
-    produce_avro(topic, ENVELOPE, [change("u", r3, {**r3, "price": Decimal("98.00")}, 6)], KEY, [{"id": 3}])
-    produce_avro(topic, ENVELOPE_V2, [change("c", None, r4, 7)], KEY, [{"id": 4}])
+    produce_avro(topic, ENVELOPE, [change("u", r3, {**r3, "price": Decimal("98.00")}, 8)], KEY, [{"id": 3}])
+    produce_avro(topic, ENVELOPE_V2, [change("c", None, r4, 9)], KEY, [{"id": 4}])
     v2_id = registry_id(registry.url, f"{topic}-value", 2)
     produce(topic, [b"\x07not-avro", b"\x00\x00\x00\x27\x10\x02", b"\x00" + v2_id.to_bytes(4, "big") + b"\x02"],
             partition=0)  # a wrong magic byte, an id the registry does not have, a body cut short
@@ -71,7 +73,8 @@ def test_a_debezium_avro_topic_lands_exactly(table_type, spark, bootstrap, regis
     assert sorted(r["reason"] for r in dead) == ["avro_decode_failed", "not_avro_wire_format", "unknown_schema_id"]
 
     r5 = row(5, "7.00", v2=True, note="later")
-    produce_avro(topic, ENVELOPE_V2, [change("c", None, r5, 8), change("d", r4, None, 9)], KEY, [{"id": 5}, {"id": 4}])
+    produce_avro(topic, ENVELOPE_V2, [change("c", None, r5, 10), change("d", r4, None, 11)], KEY,
+                 [{"id": 5}, {"id": 4}])
     third = run_once(cfg, spark)
     assert third.totals["upserted"] == 1 and third.totals["deleted"] == 1
     check(spark, tmp_path, {k: v for k, v in (want | {5: typed(r5)}).items() if k != 4})
@@ -113,7 +116,7 @@ def test_infer_schema_reads_an_avro_topic_through_the_registry(bootstrap, regist
     (table,) = json.loads(p.stdout)["tables"]
     types = {c["name"]: c["type"] for c in table["columns"]}
     assert types == {"id": "BIGINT", "price": "DECIMAL(12,4)", "day": "DATE", "at": "TIMESTAMP",
-                     "zoned": "TIMESTAMP_LTZ", "small": "BIGINT", "note": "STRING"}, types
+                     "zoned": "TIMESTAMP_LTZ", "small": "BIGINT", "stamp": "TIMESTAMP", "note": "STRING"}, types
 
 
 FLAGS = {"type": "record", "name": "Flag", "namespace": "shop", "fields": [

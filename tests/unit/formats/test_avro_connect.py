@@ -60,4 +60,5 @@ def test_an_avro_change_decodes_as_its_json_twin():
     (change,) = DebeziumDecoder(typed=True).parse(text.encode())
     assert change.op == "upsert" and change.table == "inventory.orders"
     assert change.row == {"id": 7, "price": Decimal("12.34"), "day": dt.date(2022, 1, 8), "at": at,
-                          "zoned": dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=dt.UTC), "small": 3}
+                          "zoned": dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=dt.UTC), "small": 3,
+                          "stamp": None}
