@@ -50,6 +50,7 @@ class RegistryClient:
     def __init__(self, registry: Registry):
         self.registry = registry
         self._schemas: dict[int, str] = {}
+        self._versions: dict[tuple[str, int], int] = {}  # (subject, version) → id: a registered version never changes
         self._context = ssl.create_default_context(cafile=registry.ca_file) if registry.ca_file else None
 
     def schema(self, sid: int) -> str:
@@ -66,10 +67,14 @@ class RegistryClient:
         """{id: schema} of every version of `subject` (empty when the subject does not exist)."""
         out = {}
         for version in self._get(f"/subjects/{subject}/versions", missing=[]):
-            doc = self._get(f"/subjects/{subject}/versions/{version}", missing=None)
-            if doc:
+            if (subject, version) not in self._versions:
+                doc = self._get(f"/subjects/{subject}/versions/{version}", missing=None)
+                if not doc:
+                    continue
                 self._schemas.setdefault(doc["id"], doc["schema"])
-                out[doc["id"]] = self._schemas[doc["id"]]
+                self._versions[subject, version] = doc["id"]
+            sid = self._versions[subject, version]
+            out[sid] = self._schemas[sid]
         return out
 
     def subjects(self) -> list[str]:

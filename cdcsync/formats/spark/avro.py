@@ -14,8 +14,7 @@ from pyspark.sql import functions as F
 
 from cdcsync.formats import vocabulary as v
 from cdcsync.formats.avro_connect import wire_schema, wrapper
-
-HEADER_BYTES = 5
+from cdcsync.formats.registry import HEADER_BYTES
 
 
 @dataclass(frozen=True)
