@@ -22,9 +22,9 @@ def infer_schema(
     topic: Annotated[list[str] | None, typer.Option("--topic", "-t", help="Topic to sample (repeatable).")] = None,
     formats: Annotated[list[str] | None, typer.Option(
         "--format", "-f",
-        help="Message format (debezium-json, canal-json, maxwell-json, json, csv, raw; avro-confluent from a config "
-             "with its registry). Also accepts an output format (table, json-schema, spark-ddl, toml): the two "
-             "sets of names do not overlap, so "
+        help="Message format (debezium-json, canal-json, maxwell-json, json, csv, raw; avro and avro-confluent "
+             "from a config with their .avsc file or registry). Also accepts an output format (table, json-schema, "
+             "spark-ddl, toml): the two sets of names do not overlap, so "
              "'--format json-schema' and '--format canal-json --format toml' both work. Repeatable.")] = None,
     output: Annotated[str | None, typer.Option("--output", "-o",
                                                help="table (default) | json-schema | spark-ddl | toml")] = None,
@@ -100,7 +100,8 @@ class _Source:
         self.topics: list[str] | None = None
         self.pattern: str | None = None
         self.format: str | None = None
-        self.decoder_options: dict = {}
+        self.config_source = None  # the config's [source], when it decides how records decode
+        self.csv_columns: list[str] | None = None
         self.client_kwargs: dict = {}
         self.schema_config = None
         self.file: Path | None = None
@@ -115,14 +116,7 @@ class _Source:
             cfg = load_config(config)
             src = cfg.source
             s.servers, s.topics, s.pattern, s.format = src.bootstrap_servers, src.topics, src.topic_pattern, src.format
-            s.decoder_options = {"max_bytes": src.max_message_bytes}
-            if src.format == "csv":
-                s.decoder_options.update(columns=src.csv_columns, field_delimiter=src.csv_field_delimiter)
-            if src.format == "avro-confluent":  # writer schemas from the registry, over HTTP: still no JVM
-                from cdcsync.formats.registry import RegistryClient
-
-                s.decoder_options.update(registry=RegistryClient(src.registry()),
-                                         key_avro=src.key_format == "avro-confluent")
+            s.config_source = src
             s.client_kwargs = for_clients(src.properties)[0].kafka_python_kwargs()
             s.schema_config = cfg.schema
         s.servers = servers or s.servers
@@ -130,13 +124,33 @@ class _Source:
             s.topics, s.pattern = list(topics), None
         s.format = fmt or s.format
         if csv_columns:
-            s.decoder_options["columns"] = [c.strip() for c in csv_columns.split(",") if c.strip()]
+            s.csv_columns = [c.strip() for c in csv_columns.split(",") if c.strip()]
         s.file = from_file
         if s.format is None:
             raise _usage("give the message format (--format debezium-json …) or a config file")
         if s.file is None and not (s.servers and (s.topics or s.pattern)):
             raise _usage("give --bootstrap-servers and --topic, a config file, or --from-file")
+        if s.format in ("avro", "avro-confluent") and (s.config_source is None or s.config_source.format != s.format):
+            raise _usage(f"the {s.format} format is read from a config file (its writer schemas: "
+                         f"{'source.avro_schema_file' if s.format == 'avro' else 'source.schema_registry_url'})")
         return s
+
+    def decoder(self):
+        """The config's decoder (its key settings and writer schemas included), with the flags on top."""
+        from dataclasses import replace
+
+        from cdcsync.config.model import SourceConfig
+        from cdcsync.formats import decoder_for
+        from cdcsync.formats.registry import RegistryClient
+
+        src = self.config_source or SourceConfig(bootstrap_servers="", format=self.format)
+        if src.format != self.format:  # --format over the config's: the key settings were for the other format
+            src = SourceConfig(bootstrap_servers="", format=self.format, max_message_bytes=src.max_message_bytes,
+                               csv_columns=src.csv_columns, csv_field_delimiter=src.csv_field_delimiter)
+        if self.csv_columns:
+            src = replace(src, csv_columns=self.csv_columns)
+        registry = RegistryClient(src.registry()) if src.schema_registry_url else None  # over HTTP: still no JVM
+        return decoder_for(src, registry)
 
     def records(self, max_records: int, timeout: float, warn):
         if self.file is not None:
@@ -185,12 +199,12 @@ def _options(schema_config, flatten, as_string, columns):
 def _infer(src: _Source, options, max_records: int, timeout: float):
     from cdcsync.errors import CdcsyncError
     from cdcsync.exit_codes import ExitCode
-    from cdcsync.formats import BadRecord, get_decoder
+    from cdcsync.formats import BadRecord
     from cdcsync.reporting import make_reporter
     from cdcsync.schema import SchemaInferrer
 
     reporter = make_reporter()
-    decoder = get_decoder(src.format, **{k: v for k, v in src.decoder_options.items() if v is not None})
+    decoder = src.decoder()
     inferrer = SchemaInferrer(options)
     read, bad, examples = 0, Counter(), []
     reporter.info(f"sampling {src.describe()} ({src.format}, up to {max_records} records per partition)")

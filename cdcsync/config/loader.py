@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import os
 import re
 import tomllib
@@ -196,7 +197,7 @@ def _build(d: dict, path: Path) -> Config:
         raise ConfigError(f"{path}: startup_mode = 'specific-offsets' needs 'source.specific_offsets'",
                           hint='set source.specific_offsets = "partition:0,offset:42;partition:1,offset:300"',
                           file=str(path), key="source.specific_offsets")
-    _registry_settings(source, path)
+    source = _key_and_avro_settings(source, path)
     if source.header_filter:
         from cdcsync.kafka.header_filter import parse as parse_header_filter
 
@@ -215,23 +216,61 @@ def _build(d: dict, path: Path) -> Config:
     return cfg
 
 
-def _registry_settings(source: SourceConfig, path: Path) -> None:
-    """The Confluent Avro formats need a registry; registry settings without them would be ignored: refused."""
+def _key_and_avro_settings(source: SourceConfig, path: Path) -> SourceConfig:
+    """What the Avro formats and the key need: a registry for the wire format, an .avsc file for plain Avro; a
+    setting no format reads would be ignored, so it is refused. Schema files resolve against the config's folder."""
     avro = "avro-confluent" in (source.format, source.key_format)
     if avro and not source.schema_registry_url:
         raise ConfigError(f"{path}: the avro-confluent format needs 'source.schema_registry_url'", file=str(path),
                           key="source.schema_registry_url", hint='set schema_registry_url = "http://registry:8081" '
                           "(Apicurio: http://host:8080/apis/ccompat/v7)")
-    if source.key_format == "avro-confluent" and source.format != "avro-confluent":
-        raise ConfigError(f"{path}: key_format = 'avro-confluent' is read with format = 'avro-confluent' only",
-                          file=str(path), key="source.key_format", hint='set format = "avro-confluent", or remove '
-                          "key_format")
     given = [k for k in ("schema_registry_url", "schema_registry_user_info", "schema_registry_ca_file")
              if getattr(source, k)]
     if given and not avro:
         raise ConfigError(f"{path}: 'source.{given[0]}' is only read by the avro-confluent format, and neither "
                           "source.format nor source.key_format is avro-confluent", file=str(path),
                           key=f"source.{given[0]}", hint='set format = "avro-confluent", or remove the key')
+    if source.key_fields and source.format in ("debezium-json", "canal-json", "maxwell-json"):
+        raise ConfigError(f"{path}: 'source.key_fields' takes columns from the key into plain rows; "
+                          f"{source.format} row images already carry their key columns", file=str(path),
+                          key="source.key_fields", hint="remove key_fields (the key still serves deletes)")
+    files = {}
+    for key, needed in (("avro_schema_file", source.format == "avro"), ("key_avro_schema_file",
+                                                                         source.key_format == "avro")):
+        given_file = getattr(source, key)
+        side = "key_format" if key.startswith("key") else "format"
+        if needed and not given_file:
+            raise ConfigError(f"{path}: {side} = 'avro' needs the writer schema in 'source.{key}'", file=str(path),
+                              key=f"source.{key}", hint=f'set {key} = "schemas/{side.split("_")[0]}.avsc"')
+        if given_file and not needed:
+            raise ConfigError(f"{path}: 'source.{key}' is read only with {side} = 'avro'", file=str(path),
+                              key=f"source.{key}", hint=f'set {side} = "avro", or remove the key')
+        if given_file:
+            files[key] = _avsc(Path(given_file) if Path(given_file).is_absolute() else path.parent / given_file,
+                               key, path)
+    return dataclasses.replace(source, **files)
+
+
+def _avsc(file: Path, key: str, path: Path) -> str:
+    """An .avsc file's absolute path, once it reads as an Avro schema."""
+    from fastavro import parse_schema
+    from fastavro.schema import SchemaParseException
+
+    from cdcsync.formats.avro_connect import connect_schema
+
+    try:
+        text = file.read_text(encoding="utf-8")
+        parse_schema(json.loads(text))
+        connect_schema(text)  # and has a Kafka Connect form, which decoding needs
+    except OSError as e:
+        raise ConfigError(f"{path}: 'source.{key}' cannot be read: {file}: {e.strerror}", file=str(path),
+                          key=f"source.{key}", hint="give the .avsc file's path, absolute or relative to the "
+                          "config file") from None
+    except (ValueError, SchemaParseException, TypeError, KeyError, AttributeError) as e:
+        raise ConfigError(f"{path}: 'source.{key}' is not an Avro schema: {file}: {e}", file=str(path),
+                          key=f"source.{key}",
+                          hint="the file holds the writer schema as JSON (an .avsc file)") from None
+    return str(file.resolve())
 
 
 def _storage(s: dict, cfg: Config, path: Path) -> StorageConfig:

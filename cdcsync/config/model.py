@@ -25,6 +25,9 @@ class SourceConfig:
     csv_field_delimiter: str = ","
     properties: dict[str, str] = field(default_factory=dict)
     key_format: str = "json"
+    key_fields: list[str] | None = None  # Flink's key.fields: columns taken from the key into each row
+    avro_schema_file: str | None = None  # format "avro": the values' writer schema (.avsc), an absolute path
+    key_avro_schema_file: str | None = None  # key_format "avro": the keys' writer schema
     schema_registry_url: str | None = None
     schema_registry_user_info: str | None = field(default=None, repr=False)  # "user:password"
     schema_registry_ca_file: str | None = None
@@ -36,6 +39,12 @@ class SourceConfig:
         if not self.schema_registry_url:
             return None
         return Registry(self.schema_registry_url, self.schema_registry_user_info, self.schema_registry_ca_file)
+
+    def avsc(self, key: bool = False) -> str | None:
+        """The plain-Avro writer schema (JSON text) of the values, or of the keys; None when that side is not
+        plain Avro."""
+        file = self.key_avro_schema_file if key else self.avro_schema_file
+        return Path(file).read_text(encoding="utf-8") if file else None
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from cdcsync.config.model import LOG_LEVELS
 
-FORMATS = ["debezium-json", "canal-json", "maxwell-json", "json", "csv", "raw", "avro-confluent"]
-KEY_FORMATS = ["json", "avro-confluent"]  # how the Kafka key is read: JSON text, or the Confluent Avro wire format
+FORMATS = ["debezium-json", "canal-json", "maxwell-json", "json", "csv", "raw", "avro", "avro-confluent"]
+KEY_FORMATS = ["json", "avro", "avro-confluent"]  # how the Kafka key is read: JSON text, plain Avro, the wire format
 STARTUP_MODES = ["earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets"]
 DELETES = ["hard", "soft"]  # what a delete leaves in the table: nothing (plus a side marker), or the flagged row
 METADATA_COLUMNS = ["topic", "partition", "offset", "timestamp", "timestamp-type", "headers", "key"]
@@ -34,6 +34,10 @@ SOURCE = {
         "csv_field_delimiter": {"type": "string", "minLength": 1, "maxLength": 1, "pattern": r'^[^"\r\n]$'},
         "properties": {"type": "object", "additionalProperties": _scalar},
         "key_format": {"enum": KEY_FORMATS},
+        "key_fields": {"type": "array", "items": {"type": "string", "pattern": _NAME}, "minItems": 1,
+                       "uniqueItems": True},
+        "avro_schema_file": {"type": "string", "minLength": 1},
+        "key_avro_schema_file": {"type": "string", "minLength": 1},
         "schema_registry_url": {"type": "string", "pattern": r"^https?://\S+\Z"},
         "schema_registry_user_info": {"type": "string", "minLength": 1},
         "schema_registry_ca_file": {"type": "string", "minLength": 1},

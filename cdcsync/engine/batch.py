@@ -46,7 +46,7 @@ def decode(pipe, batch: BatchInput) -> DataFrame:
     cfg = pipe.cfg
     raw = batch.rows if batch.rows is not None else read_range(pipe.spark, cfg.source, batch.start, batch.end)
     env = decode_envelope(raw, cfg.source.format, cfg.source.csv_columns, cfg.source.csv_field_delimiter,
-                          pipe.writer_schemas(batch))
+                          pipe.writer_schemas(batch), cfg.source.key_fields)
     if cfg.source.max_message_bytes:
         too_big = F.octet_length("_raw_value") > cfg.source.max_message_bytes
         env = (env.withColumn("_bad", F.when(too_big, vocabulary.OVERSIZED).otherwise(F.col("_bad")))

@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 from cdcsync.engine.model import TableState
 from cdcsync.errors import ConfigError
 from cdcsync.formats import vocabulary
+from cdcsync.formats.spark.key_fields import key_object, key_text
 from cdcsync.schema.spark.columns import NAME, Col
 
 
@@ -19,6 +20,8 @@ def resolve_primary_key(cfg, env: DataFrame, state: TableState) -> list[str]:
         return list(cfg.sink.primary_key)
     if state.spec.primary_key:
         return list(state.spec.primary_key)
+    if cfg.source.key_fields:  # the columns the key carries identify the row, as Flink's upsert-kafka has it
+        return list(cfg.source.key_fields)
     fmt = vocabulary.envelope_of(cfg.source.format)
     if fmt in ("canal-json", "maxwell-json"):
         live = F.col("_op").isin("u", "d")  # a bad or skipped message's key says nothing about the table
@@ -26,8 +29,7 @@ def resolve_primary_key(cfg, env: DataFrame, state: TableState) -> list[str]:
         if row:
             return list(row[0])
     if fmt == "debezium-json":
-        key = F.col("_key_text") if "_key_text" in env.columns else F.col("_kafka_key").cast("string")
-        keys = F.json_object_keys(F.coalesce(F.get_json_object(key, "$.payload"), key))
+        keys = F.json_object_keys(key_object(key_text(env)))
         row = (env.where(F.col("_op").isin("u", "d") & F.col("_kafka_key").isNotNull()).select(keys.alias("k"))
                .where(F.col("k").isNotNull() & (F.size("k") > 0)).first())
         if row:

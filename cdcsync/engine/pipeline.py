@@ -16,7 +16,7 @@ from cdcsync.engine.lock import WriterLock, multi_writer_configured
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
 from cdcsync.errors import CdcsyncError, SourceError
 from cdcsync.formats.registry import RegistryClient
-from cdcsync.formats.spark.avro import WriterSchemas
+from cdcsync.formats.spark.avro import AvroSchemas, WriterSchemas
 from cdcsync.kafka import view
 from cdcsync.kafka.view import KafkaView
 from cdcsync.schema.spark.columns import schema_from_json
@@ -41,6 +41,7 @@ class Pipeline:
         self._states: dict[str, TableState] = {}
         self._locks: list[WriterLock] = []
         self._registry: RegistryClient | None = None
+        self._avsc: dict[str, AvroSchemas] = {}  # plain Avro's writer schema per side, read once
         self._catalog: Catalog | None = None
         self._main_path = cfg.sink.path  # a replay --into swaps cfg: its side tables are not registered
 
@@ -77,20 +78,28 @@ class Pipeline:
             self._catalog.sync(spec.table_name, spec.path, False)
 
     def writer_schemas(self, batch: BatchInput) -> WriterSchemas | None:
-        """The Avro formats' writer schemas of the batch's topics: every version registered under `<topic>-value`
-        (and `-key`), asked when the batch is planned, so every record in its range was registered before."""
+        """The Avro writer schemas of the batch's values and keys: a plain-Avro side's .avsc, read once; for the wire
+        format every version registered under `<topic>-value` (`-key`), asked when the batch is planned, so every
+        record in its range was registered before."""
         src = self.cfg.source
-        if src.format != "avro-confluent":  # (an Avro key comes only with Avro values: config.loader)
+        sides = [self._avro_side(src.format, src.avsc, batch, "value"),
+                 self._avro_side(src.key_format, lambda: src.avsc(key=True), batch, "key")]
+        return WriterSchemas(*sides) if sides != [None, None] else None
+
+    def _avro_side(self, fmt: str, avsc, batch: BatchInput, subject: str) -> AvroSchemas | None:
+        if fmt == "avro":
+            if subject not in self._avsc:
+                self._avsc[subject] = AvroSchemas(plain=avsc())
+            return self._avsc[subject]
+        if fmt != "avro-confluent":
             return None
         if self._registry is None:
-            self._registry = RegistryClient(src.registry())
+            self._registry = RegistryClient(self.cfg.source.registry())
         topics = sorted({t for t, _, _ in batch.end.entries()} | {t for t, _, _ in batch.start.entries()})
-        avro_keys = src.key_format == "avro-confluent"
-        values, keys = {}, {}
+        by_id = {}
         for t in topics:
-            values |= self._registry.subject_schemas(f"{t}-value")
-            keys |= self._registry.subject_schemas(f"{t}-key") if avro_keys else {}
-        return WriterSchemas(values, keys if avro_keys else None)
+            by_id |= self._registry.subject_schemas(f"{t}-{subject}")
+        return AvroSchemas(by_id)
 
     def kafka_view(self, group: bool = True) -> KafkaView:
         """Metadata and offset look-ups (kafka-python); `group=False` for commands that commit nothing."""

@@ -69,7 +69,9 @@ def _connect(s: Any, named: dict, optional: bool, field: str | None = None) -> d
         name = s.get("connect.name")
         params = dict(s.get("connect.parameters") or {})
         if not name and s.get("logicalType") == "decimal":
-            name, params = "org.apache.kafka.connect.data.Decimal", {"scale": str(s.get("scale", 0)), **params}
+            precision = {"connect.decimal.precision": str(s["precision"])} if "precision" in s else {}
+            name, params = "org.apache.kafka.connect.data.Decimal", {"scale": str(s.get("scale", 0)), **precision,
+                                                                     **params}  # as Confluent's AvroData has it
         name = name or _LOGICAL.get(s.get("logicalType", ""))
         if name:
             out["name"] = name

@@ -5,6 +5,7 @@ from __future__ import annotations
 from cdcsync.formats import vocabulary as v
 from cdcsync.formats.base import BadRecord, Change, at, load_json, load_object, optional_int, skip, table_name
 from cdcsync.formats.debezium_types import decode_value, row_types
+from cdcsync.formats.key_fields import key_row
 
 V = v.DEBEZIUM
 
@@ -53,7 +54,7 @@ class DebeziumDecoder:
                 raise BadRecord(v.MISSING_FIELD, f"op '{op}' without an '{V.row}' image")
             row, op_kind = after, v.UPSERT
         else:
-            row = before if before is not None else _key_row(key)
+            row = before if before is not None else key_row(key)
             if row is None:
                 raise BadRecord(v.MISSING_KEY, "delete with neither a 'before' image nor a Kafka key")
             op_kind = v.DELETE
@@ -99,17 +100,6 @@ def _non_row_event(doc: dict, table: str | None, ts_ms: int | None) -> list[Chan
     if sorted(doc) == sorted(v.DBZ_HEARTBEAT_FIELDS):
         return skip(v.HEARTBEAT, table, ts_ms)
     raise BadRecord(v.MISSING_FIELD, "no 'op' field: not a Debezium change event")
-
-
-def _key_row(key: bytes | None) -> dict | None:
-    """The Kafka key's fields (its `payload` when it has one): a delete's row when it has no 'before' image."""
-    try:
-        doc = load_json(key) if key is not None else None
-    except BadRecord:
-        return None
-    if isinstance(doc, dict) and doc.get("payload") is not None:
-        doc = doc["payload"]
-    return doc if isinstance(doc, dict) and doc else None
 
 
 def _key_columns(key: bytes | None) -> list[str] | None:

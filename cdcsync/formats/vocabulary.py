@@ -16,7 +16,7 @@ from types import MappingProxyType
 UPSERT, DELETE, SKIP = "upsert", "delete", "skip"
 
 # Formats decoded into another's envelope: Avro records become the text JsonConverter writes (formats/avro_connect.py)
-_DECODED_AS = MappingProxyType({"avro-confluent": "debezium-json"})
+_DECODED_AS = MappingProxyType({"avro": "debezium-json", "avro-confluent": "debezium-json"})
 
 
 def envelope_of(fmt: str) -> str:

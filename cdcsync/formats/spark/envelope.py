@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from cdcsync.formats import vocabulary as v
 from cdcsync.formats.spark import avro, position
 from cdcsync.formats.spark.avro import WriterSchemas
+from cdcsync.formats.spark.key_fields import key_object, key_text, with_key_fields
 
 _SOURCE = ("STRUCT<db: STRING, schema: STRING, table: STRING, ts_ms: BIGINT, "
            + ", ".join(f"{name}: STRING" for name in position.SOURCE_FIELDS) + ">")
@@ -143,8 +144,7 @@ def debezium(df: DataFrame) -> DataFrame:
     op = field(V.op_field)
     no_op = op.isNull()
     before, after = field(V.old_row), field(V.row)
-    key_text = F.col("_key_text") if "_key_text" in df.columns else F.col("_kafka_key").cast("string")
-    key_row = F.coalesce(F.get_json_object(key_text, "$.payload"), key_text)
+    key_row = key_object(key_text(df))
     key_ok = F.coalesce(F.size(F.json_object_keys(key_row)) > 0, F.lit(False))
     # the rest is parsed again only for op-less values, which are few: payload's kind, heartbeats, markers
     payload_text = F.get_json_object(value, "$.payload")
@@ -289,14 +289,18 @@ def _regex_escape(ch: str) -> str:
 
 
 def decode_envelope(raw_df: DataFrame, fmt: str, csv_columns: list[str] | None = None,
-                    csv_delimiter: str = ",", writers: WriterSchemas | None = None) -> DataFrame:
-    """`writers`: the Avro writer schemas by id of the batch's values (and keys), for the Avro formats."""
+                    csv_delimiter: str = ",", writers: WriterSchemas | None = None,
+                    key_fields: list[str] | None = None) -> DataFrame:
+    """`writers`: the Avro writer schemas of the batch's values and keys, for the Avro formats; `key_fields`: the
+    columns each row takes from the key (formats/spark/key_fields.py)."""
     df = kafka_columns(raw_df)
-    if fmt == "avro-confluent":
+    if writers is not None and writers.keys is not None:
+        df = df.withColumn("_key_text", avro.connect_text(F.col("_kafka_key"), writers.keys, change=False))
+    if fmt in ("avro", "avro-confluent"):
         df = df.withColumn("_value", avro.connect_text(F.col("_raw_value"), writers.values))
-        if writers.keys is not None:
-            df = df.withColumn("_key_text", avro.connect_text(F.col("_kafka_key"), writers.keys, change=False))
-        return avro.mark_bad(debezium(df), writers.values)
-    decoders = {"debezium-json": debezium, "canal-json": canal, "maxwell-json": maxwell, "json": plain_json,
-                "raw": raw, "csv": lambda d: csv(d, csv_columns or [], csv_delimiter)}
-    return _guard_utf8(decoders[fmt](df))
+        env = avro.mark_bad(debezium(df), writers.values)
+    else:
+        decoders = {"debezium-json": debezium, "canal-json": canal, "maxwell-json": maxwell, "json": plain_json,
+                    "raw": raw, "csv": lambda d: csv(d, csv_columns or [], csv_delimiter)}
+        env = _guard_utf8(decoders[fmt](df))
+    return with_key_fields(env, key_fields) if key_fields else env

@@ -98,11 +98,16 @@ class BatchColumns:
     versions: dict[int, list[Col]] = field(default_factory=dict)
 
 
-def infer_batch_columns(env: DataFrame, fmt: str) -> BatchColumns:
-    """Columns seen in this batch's row images, in first-seen order; several schema versions widen to one."""
+def infer_batch_columns(env: DataFrame, fmt: str, key_fields: list[str] | None = None) -> BatchColumns:
+    """Columns seen in this batch's row images, in first-seen order; several schema versions widen to one.
+    `key_fields`: columns the rows took from the key, which a schema envelope does not name."""
     rows = env.filter(F.col("_op").isin("u", "d"))
     if envelope_of(fmt) == "debezium-json":
         usable = {h: cols for h, cols in _debezium_versions(rows) if cols is not None}
+        if usable and key_fields:
+            from_key = _key_columns(rows, key_fields)
+            usable = {h: [*(c for c in from_key if c.name not in {x.name for x in cols}), *cols]
+                      for h, cols in usable.items()}
         if usable:  # otherwise the row images decide, as for schemaless events
             return BatchColumns(_widest(list(usable.values())), usable if len(usable) > 1 else {})
     if fmt == "canal-json":  # Canal's values are text: its mysqlType versions only need the widest type
@@ -122,6 +127,29 @@ def infer_batch_columns(env: DataFrame, fmt: str) -> BatchColumns:
     fields = {f.name: f.dataType for f in schema.fields if f.name != "_corrupt_record"}
     names = [n for n in order if n in fields] + [n for n in fields if n not in order]
     return BatchColumns([from_spark_type(n, fields[n]) for n in names])
+
+
+def _key_columns(rows: DataFrame, names: list[str]) -> list[Col]:
+    """The key columns `names`, typed by the key's Connect schema (an Avro key, a JsonConverter key with schemas),
+    else inferred from the keys' JSON."""
+    from cdcsync.formats.spark.key_fields import key_object, key_text
+
+    text = key_text(rows)
+    schema = rows.select(F.get_json_object(text, "$.schema").alias("s")).where(F.col("s").isNotNull()).first()
+    if schema is not None:
+        try:
+            fields = {f.get("field"): f for f in json.loads(schema[0]).get("fields") or []}
+            typed = [debezium_field(fields[n]) for n in names if n in fields]
+            if typed:
+                return typed
+        except (ValueError, TypeError, AttributeError):
+            pass  # a key member that happens to be called "schema": the JSON decides
+    spark = rows.sparkSession
+    keys = rows.select(key_object(text).alias("j")).where(F.ltrim("j").startswith("{"))
+    found = DataFrame(spark._jsparkSession.read().option("mode", "DROPMALFORMED").option("prefersDecimal", "false")
+                      .json(_as_strings(spark, keys)), spark).schema
+    types = {f.name: f.dataType for f in found.fields}
+    return [from_spark_type(n, types[n]) for n in names if n in types]
 
 
 def _oldest_first(rows: DataFrame, column: str) -> DataFrame:

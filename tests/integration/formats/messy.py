@@ -209,3 +209,31 @@ def avro(rnd: Random) -> tuple[bytes | None, bytes | None]:
     key = wire(7, encode({"id": rnd.randint(0, 100)}, KEY)) if rnd.random() < 0.8 else rnd.choice(
         [None, b"\x01junk", b'{"id": 5}'])
     return key, value
+
+
+def plain_avro(rnd: Random) -> tuple[bytes | None, bytes | None]:
+    """Plain Avro rows of tests/fixtures/avro_cases' ROW (no header), with Avro keys of KEY: tombstones, truncated
+    bodies, a body written with another schema, keys that do not decode."""
+    from tests.fixtures.avro_cases import KEY, ROW
+    from tests.fixtures.avro_cases import avro as encode
+
+    value = encode(_avro_row(rnd, False), ROW)
+    damage = rnd.random()
+    if damage < 0.05:
+        value = None
+    elif damage < 0.15:
+        value = value[:rnd.randint(0, len(value) - 1)]
+    elif damage < 0.2:
+        value = encode({"id": rnd.randint(0, 9)}, KEY)
+    key = encode({"id": rnd.randint(0, 100)}, KEY) if rnd.random() < 0.8 else rnd.choice([None, b"\x01", b""])
+    return key, value
+
+
+def keyed_json(rnd: Random) -> tuple[bytes | None, bytes | None]:
+    """json rows whose keys carry `id` and `k` of any JSON type (or null, or not at all), bare or in
+    JsonConverter's payload, beside keys that are no JSON object."""
+    _, value = plain_json(rnd)
+    key_row = {name: _json(rnd, 1) for name in ("id", "k") if rnd.random() < 0.8} | {_name(rnd): _scalar(rnd)}
+    doc = rnd.choice([key_row, key_row, {"schema": {"type": "struct"}, "payload": key_row}, _scalar(rnd)])
+    key = rnd.choice([json.dumps(doc).encode()] * 8 + [None, b"\x01junk"])
+    return key, value

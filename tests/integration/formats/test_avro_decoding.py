@@ -12,7 +12,7 @@ import pytest
 from cdcsync.formats import vocabulary as v
 from cdcsync.formats.avro_connect import connect_json
 from cdcsync.formats.debezium import DebeziumDecoder
-from cdcsync.formats.spark.avro import WriterSchemas
+from cdcsync.formats.spark.avro import AvroSchemas, WriterSchemas
 from cdcsync.formats.spark.envelope import decode_envelope
 from tests.fixtures.avro_cases import ENVELOPE, ENVELOPE_V2, KEY, avro, change, wire
 from tests.integration.engine.helpers import kafka_rows
@@ -31,8 +31,9 @@ def test_the_jvm_decodes_avro_as_the_python_decoder_does(spark):
             wire(1, avro(change("d", V1, None, 2), ENVELOPE))]
     values = [*good, b"\x01" + good[0][1:], wire(99, good[0][5:]), good[1][:20], b"\x00\x00", None]
     keys = [wire(7, avro({"id": i}, KEY)) for i in (1, 2, 1, 1, 1, 2, 1, 1)]
+    writers = WriterSchemas(AvroSchemas(SCHEMAS), AvroSchemas({7: json.dumps(KEY)}))
     rows = decode_envelope(kafka_rows(spark, values, keys), "avro-confluent",
-                           writers=WriterSchemas(SCHEMAS, {7: json.dumps(KEY)})).orderBy("_kafka_offset").collect()
+                           writers=writers).orderBy("_kafka_offset").collect()
 
     assert [r["_bad"] for r in rows] == [None, None, None, v.NOT_AVRO_WIRE_FORMAT, v.UNKNOWN_SCHEMA_ID,
                                          v.AVRO_DECODE_FAILED, v.NOT_AVRO_WIRE_FORMAT, None]

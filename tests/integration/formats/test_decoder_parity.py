@@ -13,12 +13,13 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from cdcsync.formats import FORMATS, get_decoder
+from cdcsync.formats import FORMATS, KeyedDecoder, get_decoder
 from cdcsync.formats import vocabulary as v
+from cdcsync.formats.avro import key_reader
 from cdcsync.formats.base import BadRecord, load_json
-from cdcsync.formats.spark.avro import WriterSchemas
+from cdcsync.formats.spark.avro import AvroSchemas, WriterSchemas
 from tests.fixtures import cdc_cases
-from tests.fixtures.avro_cases import ENVELOPE, ENVELOPE_V2, KEY, InMemoryRegistry
+from tests.fixtures.avro_cases import ENVELOPE, ENVELOPE_V2, KEY, ROW, InMemoryRegistry
 from tests.integration.engine.helpers import kafka_rows
 from tests.integration.formats import messy
 
@@ -36,18 +37,26 @@ def _image(text: str | None):
 
 AVRO_SCHEMAS = {1: json.dumps(ENVELOPE), 2: json.dumps(ENVELOPE_V2)}  # the registry both decoders see
 AVRO_KEYS = {7: json.dumps(KEY)}
+# Each variant: a format, and how its keys are read (plain Avro rows and JSON rows take `id`, `k` from the key)
+WRITERS = {"avro-confluent": WriterSchemas(AvroSchemas(AVRO_SCHEMAS), AvroSchemas(AVRO_KEYS)),
+           "avro": WriterSchemas(AvroSchemas(plain=json.dumps(ROW)), AvroSchemas(plain=json.dumps(KEY)))}
+KEY_FIELDS = {"avro": ["id"], "json+key_fields": ["id", "k"]}
 
 
-def _options(fmt: str) -> dict:
+def python_decoder(variant: str):
+    fmt, key_fields = variant.split("+")[0], KEY_FIELDS.get(variant)
     if fmt == "csv":
-        return {"columns": CSV_COLUMNS, "field_delimiter": "|"}
+        return get_decoder(fmt, columns=CSV_COLUMNS, field_delimiter="|")
     if fmt == "avro-confluent":
-        return {"registry": InMemoryRegistry(AVRO_SCHEMAS | AVRO_KEYS), "key_avro": True}
-    return {}
+        registry = InMemoryRegistry(AVRO_SCHEMAS | AVRO_KEYS)
+        return KeyedDecoder(get_decoder(fmt, registry=registry), key_reader(fmt, registry=registry))
+    if fmt == "avro":
+        return KeyedDecoder(get_decoder(fmt, schema=json.dumps(ROW)), key_reader(fmt, json.dumps(KEY)), key_fields)
+    return KeyedDecoder(get_decoder(fmt), None, key_fields) if key_fields else get_decoder(fmt)
 
 
-def python_verdicts(fmt: str, records: list) -> list[list[tuple]]:
-    dec = get_decoder(fmt, **_options(fmt))
+def python_verdicts(variant: str, records: list) -> list[list[tuple]]:
+    dec = python_decoder(variant)
     out = []
     for key, value in records:
         try:
@@ -55,7 +64,7 @@ def python_verdicts(fmt: str, records: list) -> list[list[tuple]]:
         except BadRecord as e:
             out.append([("bad", e.reason_code, None, None)])
             continue
-        out.append([(_CLASS[c.op], c.skip_reason, c.table, _comparable(fmt, c.row)) for c in changes])
+        out.append([(_CLASS[c.op], c.skip_reason, c.table, _comparable(variant, c.row)) for c in changes])
     return out
 
 
@@ -65,11 +74,12 @@ def _comparable(fmt: str, row: dict | None):
     return {k: x for k, x in row.items() if x is not None} if fmt == "csv" else row  # Spark's to_json drops nulls
 
 
-def spark_verdicts(spark, fmt: str, records: list) -> list[list[tuple]]:
+def spark_verdicts(spark, variant: str, records: list) -> list[list[tuple]]:
     from cdcsync.formats.spark.envelope import decode_envelope
 
+    fmt = variant.split("+")[0]
     raw = kafka_rows(spark, [val for _, val in records], keys=[k for k, _ in records])
-    env = decode_envelope(raw, fmt, CSV_COLUMNS, "|", WriterSchemas(AVRO_SCHEMAS, AVRO_KEYS))
+    env = decode_envelope(raw, fmt, CSV_COLUMNS, "|", WRITERS.get(fmt), KEY_FIELDS.get(variant))
     rows = env.select("_kafka_offset", "_pos", "_op", "_skip", "_bad", "_table", "_row", "_key_row").collect()
     by_offset: dict[int, list] = {i: [] for i in range(len(records))}
     for r in sorted(rows, key=lambda r: (r["_kafka_offset"], r["_pos"])):
@@ -108,12 +118,12 @@ def test_every_fixture_record_gets_one_verdict_from_both_decoders(spark, fmt):
 
 GENERATORS = {"debezium-json": messy.debezium, "canal-json": messy.canal, "maxwell-json": messy.maxwell,
               "json": messy.plain_json, "csv": lambda rnd: messy.csv(rnd, "|"), "raw": messy.raw,
-              "avro-confluent": messy.avro}
+              "avro-confluent": messy.avro, "avro": messy.plain_avro, "json+key_fields": messy.keyed_json}
 RECORDS_PER_EXAMPLE = 400
 
 
 def test_the_generators_cover_every_format():
-    assert set(GENERATORS) == set(FORMATS)
+    assert {variant.split("+")[0] for variant in GENERATORS} == set(FORMATS)
 
 
 @pytest.mark.parametrize("fmt", sorted(GENERATORS))

@@ -37,8 +37,8 @@ def test_a_plain_producers_logical_types_map_to_connect_types(logical, name):
                                                                                          "logicalType": logical}}]})
     assert s["fields"][0]["name"] == name
     dec = connect_schema({"type": "bytes", "logicalType": "decimal", "precision": 5, "scale": 3})
-    assert dec == {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "parameters": {"scale": "3"},
-                   "optional": False}
+    assert dec == {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "optional": False,
+                   "parameters": {"scale": "3", "connect.decimal.precision": "5"}}  # the precision kept: DECIMAL(5,3)
 
 
 def test_wire_schema_drops_logical_types_only():

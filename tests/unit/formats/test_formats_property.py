@@ -7,23 +7,31 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cdcsync.formats import FORMATS, BadRecord, Change, get_decoder
+from cdcsync.formats import FORMATS, BadRecord, Change, KeyedDecoder, get_decoder
+from cdcsync.formats.avro import key_reader
 from tests.fixtures import cdc_cases
-from tests.fixtures.avro_cases import ENVELOPE, ENVELOPE_V2, InMemoryRegistry
+from tests.fixtures.avro_cases import ENVELOPE, ENVELOPE_V2, KEY, ROW, InMemoryRegistry
+
+REGISTRY = InMemoryRegistry({1: ENVELOPE, 2: ENVELOPE_V2, 7: KEY})
 
 
 def _options(fmt: str) -> dict:
     if fmt == "csv":
         return {"columns": ["a", "b"]}
-    if fmt == "avro-confluent":  # schema ids 1 and 2 known; random bytes name others, or do not decode
-        return {"registry": InMemoryRegistry({1: ENVELOPE, 2: ENVELOPE_V2}), "key_avro": True}
+    if fmt == "avro-confluent":  # schema ids 1, 2 and 7 known; random bytes name others, or do not decode
+        return {"registry": REGISTRY}
+    if fmt == "avro":
+        return {"schema": json.dumps(ROW)}
     return {}
 
 
 DECODERS = [get_decoder(f, **_options(f)) for f in FORMATS] + [
     get_decoder("debezium-json", typed=True), get_decoder("canal-json", typed=True),
     get_decoder("avro-confluent", typed=True, **_options("avro-confluent"))] + [
-    get_decoder(f, max_bytes=64, **_options(f)) for f in FORMATS]
+    get_decoder(f, max_bytes=64, **_options(f)) for f in FORMATS] + [
+    KeyedDecoder(get_decoder("avro-confluent", registry=REGISTRY), key_reader("avro-confluent", registry=REGISTRY)),
+    KeyedDecoder(get_decoder("avro", schema=json.dumps(ROW)), key_reader("avro", json.dumps(KEY)), ["id"]),
+    KeyedDecoder(get_decoder("json"), None, ["id", "k"])]
 # The stable reason codes (dead-letter table, metrics): a decoder may report only these.
 REASONS = {"invalid_json", "invalid_utf8", "not_an_object", "missing_field", "missing_key", "bad_op", "bad_value",
            "oversized", "invalid_csv", "bad_field_count", "not_avro_wire_format", "unknown_schema_id",

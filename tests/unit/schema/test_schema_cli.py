@@ -58,7 +58,8 @@ def test_format_given_twice_message_and_output(cli, lines):
 
 @pytest.mark.parametrize("args, words", [
     (["-f", "json", "-f", "csv"], ["two message formats", "json", "csv"]),
-    (["-f", "avro"], ["'avro'", "neither", "debezium-json", "json-schema"]),
+    (["-f", "protobuf"], ["'protobuf'", "neither", "debezium-json", "json-schema"]),
+    (["-f", "avro"], ["avro format is read from a config file", "source.avro_schema_file"]),
     (["-f", "json", "-f", "toml", "-o", "spark-ddl"], ["several output formats", "spark-ddl", "toml"]),
     (["-f", "json", "-o", "yaml"], ["'yaml'"]),
     ([], ["give the message format"]),
