@@ -41,11 +41,16 @@ def probe(
         "PEM file of the CA that signed the brokers' certificates."))] = None,
     ssl_check_hostname: Annotated[bool | None, Opt("--ssl-check-hostname/--no-ssl-check-hostname", help=(
         "Check that the certificate names the host (default: on)."))] = None,
+    schema_registry: Annotated[str | None, Opt("--schema-registry", metavar="URL", help=(
+        "Also check this Confluent-compatible schema registry: reachable, authenticated, a subject per --topic. "
+        "Default: source.schema_registry_url of --config (with its credentials)."))] = None,
 ):
-    """Name the failing hop between this host and Kafka: DNS, TCP, TLS, SASL, or the brokers' advertised listeners.
+    """Name the failing hop between this host and Kafka: DNS, TCP, TLS, SASL, or the brokers' advertised listeners;
+    with a schema registry, also whether it answers, takes the credentials and has each topic's subjects.
 
-    Exit: 0 ok, 1 warnings, 66 topic missing, 68 DNS, 69 unreachable, 75 leader/coordinator unavailable,
-    76 TLS or protocol mismatch, 77 authentication/authorization, 78 bad config.
+    Exit: 0 ok, 1 warnings (a subject not registered), 66 topic missing, 68 DNS, 69 unreachable (a broker or the
+    registry), 75 leader/coordinator unavailable, 76 TLS or protocol mismatch, 77 authentication/authorization,
+    78 bad config.
     """
     from cdcsync.errors import ConfigError
     from cdcsync.kafka import security as secmod
@@ -53,13 +58,16 @@ def probe(
     secrets: list[str] = [s for s in (sasl_password,) if s]
     try:
         props: dict = {}
+        src = None
         if config is not None:
             from cdcsync.config import load_config
 
             cfg = load_config(config)
-            props = dict(cfg.source.properties)
-            bootstrap_servers = bootstrap_servers or cfg.source.bootstrap_servers
+            src = cfg.source
+            props = dict(src.properties)
+            bootstrap_servers = bootstrap_servers or src.bootstrap_servers
             secrets += secmod.secret_values(props)
+            secrets += [src.schema_registry_user_info.partition(":")[2]] if src.schema_registry_user_info else []
         if not bootstrap_servers:
             _usage_error("give --bootstrap-servers HOST:PORT or --config with source.bootstrap_servers")
         servers = _servers(bootstrap_servers, config)
@@ -69,6 +77,7 @@ def probe(
             sasl_password=sasl_password, ssl_cafile=ssl_cafile, ssl_check_hostname=ssl_check_hostname)))
         secrets += sec.secrets()
         report = _run(servers, sec, topic or [], group, timeout)
+        report.checks += _registry(schema_registry, src, topic or (src.topics if src else None) or [])
     except ConfigError as e:
         if json_out:
             _emit(_safe({"status": "error", **e.to_dict()}, secrets))
@@ -113,6 +122,22 @@ def _run(servers, sec, topics, group, timeout):
     if sec.tls:
         sec.ssl_context()  # a CA, client certificate or key that cannot be loaded: a config error before connecting
     return run_probe(servers, sec, topics=topics, group=group, timeout=timeout)
+
+
+def _registry(url: str | None, src, topics: list[str]) -> list:
+    """The registry's checks when one is named (flag, else config); its credentials come from the config."""
+    from cdcsync.formats.registry import Registry
+    from cdcsync.probe.registry import registry_checks
+
+    url = url or (src.schema_registry_url if src else None)
+    if not url:
+        return []
+    same = src is not None and src.schema_registry_url == url
+    registry = Registry(url, src.schema_registry_user_info, src.schema_registry_ca_file) if same else Registry(url)
+    sides = ("value", "key") if src is not None and src.key_format == "avro-confluent" else ("value",)
+    if src is not None and src.format != "avro-confluent" and src.key_format == "avro-confluent":
+        sides = ("key",)
+    return registry_checks(registry, topics, sides)
 
 
 def _safe(value, secrets: list[str]):

@@ -147,3 +147,45 @@ def test_plain_avro_rows_and_an_incompatible_version_follow_on_incompatible(spar
     assert rows == by_key([{"id": i, "flag": i % 2 == 0} for i in range(4)], ["id"])  # a plain record is a row
     dead = spark.read.format("hudi").load(str(tmp_path / "dl" / "table_dead_letter")).collect()
     assert [r["reason"] for r in dead] == ["incompatible_type"]
+
+
+def test_probe_checks_the_registry_and_each_topics_subjects(bootstrap, registry, make_topic, produce_avro, tmp_path):
+    topic, unregistered = make_topic(), make_topic()
+    produce_avro(topic, ENVELOPE, [change("c", None, row(1, "1.00"), 1)], KEY, [{"id": 1}])
+    cfg = write_config(tmp_path, bootstrap, topic, "avro-confluent", "MERGE_ON_READ", **{
+        "source.key_format": "avro-confluent", "source.schema_registry_url": registry.url})
+
+    def registry_checks(*args) -> tuple[int, list, str]:
+        p = cli.cdcsync("probe", *args, "--json", jvm_free=True, timeout=120)
+        data = json.loads(p.stdout)
+        return p.returncode, [(c["target"], c["status"]) for c in data["checks"] if c["role"] == "registry"], \
+            data["verdict"]
+
+    code, checks, _ = registry_checks("--config", cfg)
+    assert code == 0 and checks == [(registry.url, "ok"), (f"{topic}-value", "ok"), (f"{topic}-key", "ok")]
+    code, checks, verdict = registry_checks("-b", bootstrap, "-t", unregistered, "--schema-registry", registry.url)
+    assert code == ExitCode.WARNINGS and checks[1] == (f"{unregistered}-value", "warn"), verdict
+    assert f"subject {unregistered}-value is not registered" in verdict
+    down = "http://127.0.0.1:9/apis/ccompat/v7"
+    code, checks, verdict = registry_checks("-b", bootstrap, "--schema-registry", down)
+    assert code == ExitCode.UNREACHABLE and checks == [(down, "fail")] and down in verdict
+
+
+def test_the_avro_demo_lands_the_demo_table(spark, bootstrap, registry, make_topic, tmp_path):
+    """`make demo-avro`'s path: the demo's events through the Confluent serializer, examples/avro-confluent.toml
+    pointed at this registry, the table equal to the source's final state by hudi-rs."""
+    from devtools.demo_events import changes_of, differences, produce
+    from tests.integration.test_examples import local_copy
+
+    topic = make_topic(partitions=1)
+    n = produce(bootstrap, topic, partitions=2, registry=registry.url)
+    config = local_copy("avro-confluent.toml", tmp_path, bootstrap, topic)
+    config.write_text(config.read_text().replace('schema_registry_url = "http://localhost:8081"',
+                                                 f'schema_registry_url = "{registry.url}"'))
+    result = run_once(config, spark)
+    changes, final = changes_of()
+    deletes, tombstones = sum(1 for _, c in changes if c and c["op"] == "d"), sum(1 for _, c in changes if not c)
+    assert result.totals == {"messages": n, "rows": n, "upserted": n - deletes - tombstones, "deleted": deletes,
+                             "skipped": tombstones, "bad": 0}
+    rows = hudi_rs_rows(str(tmp_path / "table"))
+    assert len(rows) == len(final) and differences(rows) == []
