@@ -11,11 +11,12 @@ REGISTRY_PORT ?= 8081
 BENCH_SIZE ?= smoke
 BENCH_ARGS ?=
 
-.PHONY: help setup prereqs bundles kafka-up kafka-down registry-up registry-down test soak test-unit test-integration conformance demo bench lint clean
+.PHONY: help setup prereqs bundles kafka-up kafka-down registry-up registry-down test soak test-unit test-integration conformance demo demo-avro bench lint clean
 
 help:
 	@echo "make demo   - start a local broker, produce sample Debezium events, sync them into a Hudi table, show it"
 	@echo "make test   - install everything, fetch bundles, run the unit and integration tests"
+	@echo "make demo-avro - the same, in Debezium's Avro (Confluent wire format) through a local schema registry"
 	@echo "make soak   - the long runs make test leaves out (back-to-back and killed processes, 50 replayed ranges, clusters)"
 	@echo "make conformance - the same checks against the real CDC corpus (CDCSYNC_FIXTURES, else ../shared/fixtures/cdc)"
 	@echo "make bench  - the same Debezium workload through cdcsync (MOR, COW) and the Parquet floor (BENCH_SIZE=smoke|full)"
@@ -69,6 +70,10 @@ conformance: setup
 
 demo: setup
 	bash examples/demo.sh
+
+# the same events in Debezium's Avro through a local schema registry (Apicurio, Confluent API)
+demo-avro: setup
+	bash examples/demo.sh avro
 
 $(VENV)/.bench: pyproject.toml $(VENV)/.installed
 	$(PIP) install -q -e '.[dev,bench]'

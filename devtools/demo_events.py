@@ -3,9 +3,12 @@
 Events are shaped as Debezium 1.9 writes them with the JSON converter's schema envelope (the form of
 tests/fixtures/cdc/debezium-1.9-mysql-schema.txt): a snapshot of the rows (`r`), then inserts, updates and
 deletes, each delete followed by its tombstone. ACCTBAL is a Connect Decimal (base64 bytes, scale 2) and
-UPDATED_AT an io.debezium.time.Timestamp, so the demo shows typed values, not strings.
+UPDATED_AT an io.debezium.time.Timestamp, so the demo shows typed values, not strings. With `--registry`
+(`make demo-avro`) the same events go out as Debezium's Avro converter writes them: the real Confluent serializer,
+key and value schemas registered under <topic>-key / <topic>-value.
 
     python -m devtools.demo_events produce --bootstrap localhost:9092 --topic salesdb.salesdb.CUSTOMER
+    python -m devtools.demo_events produce --registry http://127.0.0.1:8081/apis/ccompat/v7
     python -m devtools.demo_events show /tmp/cdcsync/lake/customer
 """
 
@@ -50,6 +53,33 @@ KEY_SCHEMA = {"type": "struct", "optional": False, "name": "salesdb.salesdb.CUST
               "fields": [{"type": "int32", "optional": False, "field": "CUST_ID"}]}
 
 
+# The same schemas as Debezium's AvroConverter registers them: Connect types kept in connect.* properties
+_DECIMAL = {"type": "bytes", "scale": 2, "precision": 12, "connect.version": 1, "logicalType": "decimal",
+            "connect.parameters": {"scale": "2", "connect.decimal.precision": "12"},
+            "connect.name": "org.apache.kafka.connect.data.Decimal"}
+AVRO_VALUE = {"type": "record", "name": "Value", "namespace": "salesdb.salesdb.CUSTOMER", "fields": [
+    {"name": "CUST_ID", "type": "int"}, {"name": "NAME", "type": "string"},
+    {"name": "MKTSEGMENT", "type": ["null", "string"], "default": None},
+    {"name": "ACCTBAL", "type": ["null", _DECIMAL], "default": None},
+    {"name": "UPDATED_AT", "type": ["null", {"type": "long", "connect.version": 1,
+                                             "connect.name": "io.debezium.time.Timestamp"}], "default": None}],
+    "connect.name": "salesdb.salesdb.CUSTOMER.Value"}
+AVRO_ENVELOPE = {"type": "record", "name": "Envelope", "namespace": "salesdb.salesdb.CUSTOMER", "fields": [
+    {"name": "before", "type": ["null", AVRO_VALUE], "default": None},
+    {"name": "after", "type": ["null", "Value"], "default": None},
+    {"name": "source", "type": {"type": "record", "name": "Source", "namespace": "io.debezium.connector.mysql",
+                                "fields": [*({"name": f, "type": "string"} for f in ("version", "connector", "name")),
+                                           {"name": "ts_ms", "type": "long"},
+                                           {"name": "snapshot", "type": ["null", "string"], "default": None},
+                                           {"name": "db", "type": "string"},
+                                           {"name": "table", "type": ["null", "string"], "default": None},
+                                           {"name": "file", "type": "string"}, {"name": "pos", "type": "long"}]}},
+    {"name": "op", "type": "string"}, {"name": "ts_ms", "type": ["null", "long"], "default": None}],
+    "connect.name": "salesdb.salesdb.CUSTOMER.Envelope"}
+AVRO_KEY = {"type": "record", "name": "Key", "namespace": "salesdb.salesdb.CUSTOMER",
+            "fields": [{"name": "CUST_ID", "type": "int"}], "connect.name": "salesdb.salesdb.CUSTOMER.Key"}
+
+
 def _decimal_b64(d: Decimal) -> str:
     unscaled = int(d.scaleb(2))
     return base64.b64encode(unscaled.to_bytes((unscaled.bit_length() + 8) // 8, "big", signed=True)).decode()
@@ -63,9 +93,21 @@ def _wire(row: dict | None) -> dict | None:
 
 def events(customers: int = 20, updates: int = 25, deletes: int = 3, seed: int = 7):
     """[(key_bytes, value_bytes | None)] in produce order, and the expected final rows keyed by CUST_ID."""
+    changes, table = changes_of(customers, updates, deletes, seed)
+    out = []
+    for key, payload in changes:
+        value = None if payload is None else {"schema": ENVELOPE_SCHEMA, "payload": {
+            **payload, "before": _wire(payload["before"]), "after": _wire(payload["after"])}}
+        out.append((json.dumps({"schema": KEY_SCHEMA, "payload": key}).encode(),
+                    None if value is None else json.dumps(value).encode()))
+    return out, table
+
+
+def changes_of(customers: int = 20, updates: int = 25, deletes: int = 3, seed: int = 7):
+    """[(key row, Debezium payload | None)] with Python values (ACCTBAL a Decimal), and the final rows."""
     rng = random.Random(seed)
     table: dict[int, dict] = {}
-    out: list[tuple[bytes, bytes | None]] = []
+    out: list[tuple[dict, dict | None]] = []
     clock = T0_MS
     pos = 4
 
@@ -79,9 +121,8 @@ def events(customers: int = 20, updates: int = 25, deletes: int = 3, seed: int =
         source = {"version": "1.9.7.Final", "connector": "mysql", "name": "salesdb", "ts_ms": clock,
                   "snapshot": snapshot or "false", "db": "salesdb", "table": "CUSTOMER",
                   "file": "mysql-bin.000003", "pos": pos}
-        payload = {"before": _wire(before), "after": _wire(after), "source": source, "op": op, "ts_ms": clock + 40}
-        key = json.dumps({"schema": KEY_SCHEMA, "payload": {"CUST_ID": cust}}).encode()
-        out.append((key, json.dumps({"schema": ENVELOPE_SCHEMA, "payload": payload}).encode()))
+        out.append(({"CUST_ID": cust}, {"before": before, "after": after, "source": source, "op": op,
+                                         "ts_ms": clock + 40}))
         return after
 
     def new_row(cust: int) -> dict:
@@ -105,8 +146,9 @@ def events(customers: int = 20, updates: int = 25, deletes: int = 3, seed: int =
     return out, table
 
 
-def produce(bootstrap: str, topic: str, partitions: int = 2) -> int:
-    """(Re)create `topic` empty, so a second demo run shows the same result, then produce the events."""
+def produce(bootstrap: str, topic: str, partitions: int = 2, registry: str | None = None) -> int:
+    """(Re)create `topic` empty, so a second demo run shows the same result, then produce the events (in Avro
+    through the Confluent serializer when `registry` is a registry's URL)."""
     import time
 
     from kafka import KafkaAdminClient, KafkaProducer
@@ -125,13 +167,26 @@ def produce(bootstrap: str, topic: str, partitions: int = 2) -> int:
         except TopicAlreadyExistsError:
             time.sleep(0.2)
     admin.close()
-    msgs, _ = events()
+    msgs = _avro_messages(topic, registry) if registry else events()[0]
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
     for key, value in msgs:
         producer.send(topic, key=key, value=value)
     producer.flush()
     producer.close()
     return len(msgs)
+
+
+def _avro_messages(topic: str, registry: str) -> list[tuple[bytes, bytes | None]]:
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    client = SchemaRegistryClient({"url": registry})
+    value_ser, key_ser = AvroSerializer(client, json.dumps(AVRO_ENVELOPE)), AvroSerializer(client, json.dumps(AVRO_KEY))
+    changes, _ = changes_of()
+    return [(key_ser(key, SerializationContext(topic, MessageField.KEY)),
+             None if payload is None else value_ser(payload, SerializationContext(topic, MessageField.VALUE)))
+            for key, payload in changes]
 
 
 def show(path: str) -> int:
@@ -194,12 +249,14 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("produce")
     p.add_argument("--bootstrap", default="localhost:9092")
     p.add_argument("--topic", default="salesdb.salesdb.CUSTOMER")
+    p.add_argument("--registry", help="a Confluent-compatible registry's URL: produce Avro (Debezium's converter)")
     s = sub.add_parser("show")
     s.add_argument("path")
     args = ap.parse_args(argv)
     if args.cmd == "produce":
-        n = produce(args.bootstrap, args.topic)
-        print(f"produced {n} Debezium messages to {args.topic}", file=sys.stderr)
+        n = produce(args.bootstrap, args.topic, registry=args.registry)
+        kind = "Debezium Avro (Confluent wire format)" if args.registry else "Debezium JSON"
+        print(f"produced {n} {kind} messages to {args.topic}", file=sys.stderr)
         return 0
     return show(args.path)
 
