@@ -3,8 +3,9 @@
     python -m bench.run [--size smoke|full|tiny] [--freshness-seconds 60] [--freshness-rate 2000]
 
 Writes bench/results/<time>-<size>.json and .png (and latest-<size>.*). Contenders: cdcsync run --once into MOR
-and COW; the peer (bench/peer.py: the hand-written streaming-sink job) into MOR and COW; Hudi Streamer (recorded as
-unavailable when its bundle cannot be fetched); the plain-Parquet floor. A Hudi contender whose table differs from
+and COW, and into MOR from the same workload in Avro (Confluent wire format, a local registry); the peer
+(bench/peer.py: the hand-written streaming-sink job) into MOR and COW; Hudi Streamer (recorded as unavailable when
+its bundle cannot be fetched); the plain-Parquet floor. A Hudi contender whose table differs from
 the workload's final state is reported WRONG and the run exits 1.
 """
 
@@ -28,14 +29,17 @@ STREAMER_JAR = "hudi-utilities-slim-bundle"
 
 
 def cdcsync_config(work: Path, bootstrap: str, topic: str, table_type: str, trigger: str = "10s",
-                   name: str | None = None, options: dict[str, str] | None = None) -> Path:
+                   name: str | None = None, options: dict[str, str] | None = None, registry: str | None = None) -> Path:
+    """`registry`: the topic is in Avro, its schemas in this registry."""
     name = name or f"bench_{table_type.lower()}"
     extra = "".join(f'"{k}" = "{v}"\n' for k, v in (options or {}).items())
+    fmt = (f'format = "avro-confluent"\nkey_format = "avro-confluent"\nschema_registry_url = "{registry}"'
+           if registry else 'format = "debezium-json"')
     cfg = work / f"{name}.toml"
     cfg.write_text(f"""[source]
 bootstrap_servers = "{bootstrap}"
 topics = ["{topic}"]
-format = "debezium-json"
+{fmt}
 startup_mode = "earliest-offset"
 
 [sink]
@@ -58,14 +62,15 @@ master = "local[2]"
 
 
 def run_cdcsync(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int],
-                options: dict[str, str]) -> dict:
-    cfg = cdcsync_config(work, bootstrap, topic, table_type, options=options)
+                options: dict[str, str], registry: str | None = None) -> dict:
+    name = f"bench_{table_type.lower()}" + ("_avro" if registry else "")
+    cfg = cdcsync_config(work, bootstrap, topic, table_type, name=name, options=options, registry=registry)
     m = measure.run([sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"])
     if m.returncode != 0:
-        raise RuntimeError(f"cdcsync {table_type} failed ({m.returncode}):\n{m.stderr[-3000:]}")
+        raise RuntimeError(f"cdcsync {name} failed ({m.returncode}):\n{m.stderr[-3000:]}")
     summary = json.loads(m.stdout)
-    got = _table_checksum(work / f"bench_{table_type.lower()}")
-    return {"name": f"cdcsync {_kind(table_type)}", "status": "ok",
+    got = _table_checksum(work / name)
+    return {"name": f"cdcsync {_kind(table_type)}" + (" Avro" if registry else ""), "status": "ok",
             "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb, "messages": summary["totals"]["messages"],
             "batches": summary["batches"], "rows": got[0], "checksum": got[1], "state_matches": got == want}
 
@@ -81,6 +86,20 @@ def run_peer(work: Path, bootstrap: str, topic: str, table_type: str, want: tupl
     return {"name": f"peer {_kind(table_type)}", "status": "ok", "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb,
             "messages": out["messages"], "batches": out["batches"], "rows": got[0], "checksum": got[1],
             "state_matches": got == want}
+
+
+def run_avro(work: Path, bootstrap: str, topic: str, w: Workload, want: tuple[int, int],
+             options: dict[str, str]) -> dict:
+    """The same workload as Debezium's Avro converter writes it, through a local registry, into MOR."""
+    from bench.avro import AvroEncoder
+    from devtools.local_registry import LocalRegistry
+
+    registry = LocalRegistry(work / "registry").start()
+    try:
+        produce(bootstrap, topic, w, AvroEncoder(registry.url, topic))
+        return run_cdcsync(work, bootstrap, topic, "MERGE_ON_READ", want, options, registry=registry.url)
+    finally:
+        registry.stop()
 
 
 def _table_checksum(path: Path) -> tuple[int, int]:
@@ -124,6 +143,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sink-option", action="append", default=[], metavar="KEY=VALUE",
                     help="a hoodie.* option for cdcsync's tables (repeatable), to compare settings")
     ap.add_argument("--only", choices=["throughput", "freshness"], help="run one half")
+    ap.add_argument("--no-avro", action="store_true", help="skip the Avro variant (and its local registry)")
     args = ap.parse_args(argv)
     options = dict(o.split("=", 1) for o in args.sink_option)
 
@@ -149,6 +169,9 @@ def main(argv=None) -> int:
                 results.append(run_cdcsync(work, bootstrap, topic, table_type, want, options))
                 log(_line(results[-1]))
                 results.append(run_peer(work, bootstrap, topic, table_type, want))
+                log(_line(results[-1]))
+            if not args.no_avro:
+                results.append(run_avro(work, bootstrap, topic + ".avro", w, want, options))
                 log(_line(results[-1]))
             results.append(hudi_streamer())
             log(f"Hudi Streamer: {results[-1]['status']}: {results[-1].get('why', '')}")
@@ -199,6 +222,9 @@ def ratios(results: list[dict]) -> dict:
             out[f"cdcsync {kind} / floor"] = round(mine / floor, 3)
         peer = rate.get(f"peer {kind}")
         out[f"cdcsync {kind} / peer"] = round(mine / peer, 3) if mine and peer else None
+        avro = rate.get(f"cdcsync {kind} Avro")
+        if avro and mine:
+            out[f"cdcsync {kind} Avro / JSON"] = round(avro / mine, 3)
         streamer = rate.get(f"Hudi Streamer {kind}")
         out[f"cdcsync {kind} / Hudi Streamer"] = round(mine / streamer, 3) if mine and streamer else None
     return out

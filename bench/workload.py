@@ -31,15 +31,22 @@ class Workload:
         return sizes[size]
 
 
-class Events:
-    """Iterate (key_bytes, value_bytes) in produce order; afterwards `final` is the table state they leave."""
+def json_message(key: dict, value: dict) -> tuple[bytes, bytes]:
+    """Debezium's JSON converter without schemas: the key and the change event as compact JSON."""
+    return json.dumps(key).encode(), json.dumps(value, separators=(",", ":")).encode()
 
-    def __init__(self, w: Workload):
+
+class Events:
+    """Iterate (key_bytes, value_bytes) in produce order; afterwards `final` is the table state they leave.
+    `encode`: (key, change event) → bytes, JSON by default (bench.avro: the Confluent Avro wire format)."""
+
+    def __init__(self, w: Workload, encode=json_message):
         self.w = w
+        self.encode = encode
         self.final: dict[int, dict] = {}
 
     def __iter__(self):
-        return _generate(self.w, self.final)
+        return (self.encode(k, v) for k, v in _generate(self.w, self.final))
 
 
 def _generate(w: Workload, rows: dict[int, dict]):
@@ -84,7 +91,7 @@ def _generate(w: Workload, rows: dict[int, dict]):
         value = {"before": before, "after": after, "op": op, "ts_ms": ts + 5,
                  "source": {"version": "2.7.3.Final", "connector": "mysql", "name": "bench", "ts_ms": ts,
                             "snapshot": "false", "db": "bench", "table": "customer"}}
-        yield json.dumps({"id": cid}).encode(), json.dumps(value, separators=(",", ":")).encode()
+        yield {"id": cid}, value
 
 
 def final_state(w: Workload) -> dict[int, dict]:
@@ -117,7 +124,7 @@ def produce_topic(bootstrap: str, topic: str, partitions: int) -> None:
     admin.close()
 
 
-def produce(bootstrap: str, topic: str, w: Workload) -> dict:
+def produce(bootstrap: str, topic: str, w: Workload, encode=json_message) -> dict:
     """Create `topic` with w.partitions and produce the workload; returns counts and the time it took."""
     import time
 
@@ -129,7 +136,7 @@ def produce(bootstrap: str, topic: str, w: Workload) -> dict:
                              partitioner=lambda key, all_parts, avail: all_parts[zlib.crc32(key) % len(all_parts)])
     t0 = time.monotonic()
     sent = 0
-    for key, value in Events(w):
+    for key, value in Events(w, encode):
         producer.send(topic, key=key, value=value)
         sent += 1
     producer.flush()
