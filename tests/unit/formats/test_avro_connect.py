@@ -62,3 +62,23 @@ def test_an_avro_change_decodes_as_its_json_twin():
     assert change.row == {"id": 7, "price": Decimal("12.34"), "day": dt.date(2022, 1, 8), "at": at,
                           "zoned": dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=dt.UTC), "small": 3,
                           "stamp": None}
+
+
+VARIABLE = {"type": "record", "name": "VariableScaleDecimal", "namespace": "io.debezium.data", "fields": [
+    {"name": "scale", "type": "int"}, {"name": "value", "type": "bytes"}],
+    "connect.doc": "Variable scaled decimal", "connect.version": 1,
+    "connect.name": "io.debezium.data.VariableScaleDecimal"}
+
+
+def test_a_variable_scale_decimal_struct_decodes_to_its_exact_value():
+    """Debezium's AvroConverter writes NUMERIC without a scale as a struct of scale and unscaled bytes."""
+    from cdcsync.formats.avro import AvroDecoder
+
+    row = {"type": "record", "name": "Value", "fields": [
+        {"name": "id", "type": "int"}, {"name": "n", "type": ["null", VARIABLE], "default": None}]}
+    body = avro({"id": 1, "n": {"scale": 3, "value": (12345).to_bytes(2, "big", signed=True)}}, row)
+    (change,) = AvroDecoder(json.dumps(row), typed=True).parse(body)
+    assert change.row == {"id": 1, "n": "12.345"}  # its exact digits, as for the JSON converter's message
+    (negative,) = AvroDecoder(json.dumps(row), typed=True).parse(
+        avro({"id": 2, "n": {"scale": 0, "value": (-7).to_bytes(1, "big", signed=True)}}, row))
+    assert negative.row["n"] == "-7"
