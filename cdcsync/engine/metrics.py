@@ -120,6 +120,11 @@ class RunMetrics:
         self._source_up = up
         self.source_up.set(1 if up else 0)
 
+    @property
+    def serving(self) -> bool:
+        """Is /metrics being served (the only reader of what the loop reports here)?"""
+        return self._server is not None
+
     def compaction_done(self, seconds: float) -> None:
         self.compactions.labels(self.table).inc()
         self.compaction_seconds.labels(self.table).observe(seconds)

@@ -4,6 +4,9 @@ the writer locks and the bad-record handler; and `sync_once`, which lands one ba
 
 from __future__ import annotations
 
+import copy
+from dataclasses import replace
+
 from pyspark import StorageLevel
 
 from cdcsync import jvm_errors, storage
@@ -42,8 +45,9 @@ class Pipeline:
         self._locks: list[WriterLock] = []
         self._registry: RegistryClient | None = None
         self._avsc: dict[str, AvroSchemas] = {}  # plain Avro's writer schema per side, read once
+        self._first_checkpoints: dict[str, dict | None] = {}
         self._catalog: Catalog | None = None
-        self._main_path = cfg.sink.path  # a replay --into swaps cfg: its side tables are not registered
+        self._main_path = cfg.sink.path  # a replay --into writes elsewhere (writing_to): side tables stay unregistered
 
     @property
     def spark(self):
@@ -133,12 +137,27 @@ class Pipeline:
         name = cfg.sink.table_name
         if name not in self._states:
             state = TableState(spec=hudi.TableSpec.from_config(cfg))
-            last = hudi.last_checkpoint(self.spark, self._schema_source(cfg))
+            last = self.first_checkpoint(self._schema_source(cfg))
             if last:
                 state.columns = schema_from_json(last["schema"])
                 state.ordering = last["ordering"]
             self._states[name] = state
         return self._states[name]
+
+    def first_checkpoint(self, path: str) -> dict | None:
+        """The newest commit's checkpoint of the table at `path` as this process first read it: where a run starts
+        and the columns its table starts with come from one read."""
+        if path not in self._first_checkpoints:
+            self._first_checkpoints[path] = hudi.last_checkpoint(self.spark, path)
+        return self._first_checkpoints[path]
+
+    def writing_to(self, path: str) -> Pipeline:
+        """This pipeline with its writes going to the table at `path` (replay --into): the same session, registry,
+        locks and handlers; table states of its own."""
+        other = copy.copy(self)
+        other.cfg = replace(self.cfg, sink=replace(self.cfg.sink, path=path))
+        other._states = {}
+        return other
 
     def _schema_source(self, cfg) -> str:
         if self.schema_from is None:

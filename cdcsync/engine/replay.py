@@ -12,7 +12,7 @@ import hashlib
 import math
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from cdcsync.engine import checkpoint
 from cdcsync.engine.bad_records import BadRecords
@@ -201,10 +201,10 @@ class Replayer:
                 from cdcsync.engine.routing import check_patterns
 
                 check_patterns(pipe.spark, self.cfg)
-            pipe.cfg = replace(self.cfg, sink=replace(self.cfg.sink, path=plan.target))  # writes go to the target
             source = ReplayBatches(self, plan)
             self.save(plan, source.done, "running")
-            summary = sync(pipe, source, Summary(self.cfg.sink.table_name, plan.target, plan.from_spec))
+            summary = sync(pipe.writing_to(plan.target), source, Summary(self.cfg.sink.table_name, plan.target,
+                                                                         plan.from_spec))
             self.save(plan, source.done, "finished")
             summary.end_offsets = source.done
             return ReplayResult(plan, summary, round(time.monotonic() - t0, 3))

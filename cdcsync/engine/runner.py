@@ -47,7 +47,7 @@ class KafkaBatches:
                             "batch_id": rec["batch_id"] - (0 if done else 1)}
             self.redo_end = None if not rec or done else rec["end"]
         else:
-            last = hudi.last_checkpoint(spark, cfg.sink.path)
+            last = self.pipe.first_checkpoint(cfg.sink.path)
         recorded, how_recorded = (last["offsets"] if last else None), None
         if not recorded:  # no commit yet: a start decided by an earlier run that read nothing still holds
             pending = checkpoint.read_start(spark, cfg.run.checkpoint_dir)
@@ -158,9 +158,11 @@ class KafkaBatches:
             return answer
 
     def _count_compactions(self) -> None:
-        """Compactions completed on a local MERGE_ON_READ table since the run started (its timeline, no JVM)."""
+        """Compactions completed on a local MERGE_ON_READ table since the run started (its timeline, no JVM); the
+        timeline is listed only while /metrics, their one reader, is served."""
         cfg = self.pipe.cfg
-        if cfg.routes or cfg.sink.table_type != "MERGE_ON_READ" or not storage.is_local(cfg.sink.path):
+        if not self.metrics.serving or cfg.routes or cfg.sink.table_type != "MERGE_ON_READ" \
+                or not storage.is_local(cfg.sink.path):
             return
         done = {i.requested: i for i in timeline.instants(cfg.sink.path) if i.action == "commit" and i.completed}
         if self._compactions_seen is not None:
