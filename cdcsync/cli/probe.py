@@ -134,10 +134,9 @@ def _registry(url: str | None, src, topics: list[str]) -> list:
         return []
     same = src is not None and src.schema_registry_url == url
     registry = Registry(url, src.schema_registry_user_info, src.schema_registry_ca_file) if same else Registry(url)
-    sides = ("value", "key") if src is not None and src.key_format == "avro-confluent" else ("value",)
-    if src is not None and src.format != "avro-confluent" and src.key_format == "avro-confluent":
-        sides = ("key",)
-    return registry_checks(registry, topics, sides)
+    wire = (("value", src.format), ("key", src.key_format)) if src is not None else ()
+    sides = tuple(side for side, fmt in wire if fmt == "avro-confluent")
+    return registry_checks(registry, topics, sides or ("value",))
 
 
 def _safe(value, secrets: list[str]):

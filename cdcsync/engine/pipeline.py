@@ -86,15 +86,14 @@ class Pipeline:
         format every version registered under `<topic>-value` (`-key`), asked when the batch is planned, so every
         record in its range was registered before."""
         src = self.cfg.source
-        sides = [self._avro_side(src.format, src.avsc, batch, "value"),
-                 self._avro_side(src.key_format, lambda: src.avsc(key=True), batch, "key")]
+        sides = [self._avro_side(src.format, batch, "value"), self._avro_side(src.key_format, batch, "key")]
         return WriterSchemas(*sides) if sides != [None, None] else None
 
-    def _avro_side(self, fmt: str, avsc, batch: BatchInput, subject: str) -> AvroSchemas | None:
+    def _avro_side(self, fmt: str, batch: BatchInput, side: str) -> AvroSchemas | None:
         if fmt == "avro":
-            if subject not in self._avsc:
-                self._avsc[subject] = AvroSchemas(plain=avsc())
-            return self._avsc[subject]
+            if side not in self._avsc:
+                self._avsc[side] = AvroSchemas(plain=self.cfg.source.avsc(key=side == "key"))
+            return self._avsc[side]
         if fmt != "avro-confluent":
             return None
         if self._registry is None:
@@ -102,7 +101,7 @@ class Pipeline:
         topics = sorted({t for t, _, _ in batch.end.entries()} | {t for t, _, _ in batch.start.entries()})
         by_id = {}
         for t in topics:
-            by_id |= self._registry.subject_schemas(f"{t}-{subject}")
+            by_id |= self._registry.subject_schemas(f"{t}-{side}")
         return AvroSchemas(by_id)
 
     def kafka_view(self, group: bool = True) -> KafkaView:

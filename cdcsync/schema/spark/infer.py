@@ -114,17 +114,9 @@ def infer_batch_columns(env: DataFrame, fmt: str, key_fields: list[str] | None =
         maps = [json.loads(r[0]) for r in _oldest_first(rows, "_types").limit(MAX_VERSIONS).collect()]
         if maps:
             return BatchColumns(_widest([[Col(k, mysql_type(v).spark_ddl()) for k, v in m.items()] for m in maps]))
-    spark = env.sparkSession
-    # only objects: Spark's reader would unwrap an array image into columns, or add _corrupt_record for a scalar
-    text = rows.select(F.coalesce("_row", "_key_row").alias("j")).where(F.ltrim("j").startswith("{"))
-    reader = (spark._jsparkSession.read().option("dropFieldIfAllNull", "true").option("mode", "DROPMALFORMED")
-              .option("prefersDecimal", "false").option("samplingRatio", "1.0"))
-    inferred = reader.json(_as_strings(spark, text))
-    from pyspark.sql import DataFrame as DF
-
-    schema = DF(inferred, spark).schema
-    order = _first_seen_order(text)
-    fields = {f.name: f.dataType for f in schema.fields if f.name != "_corrupt_record"}
+    text = rows.select(F.coalesce("_row", "_key_row").alias("j"))
+    fields = _json_fields(text)
+    order = _first_seen_order(text.where(F.ltrim("j").startswith("{")))
     names = [n for n in order if n in fields] + [n for n in fields if n not in order]
     return BatchColumns([from_spark_type(n, fields[n]) for n in names])
 
@@ -144,12 +136,19 @@ def _key_columns(rows: DataFrame, names: list[str]) -> list[Col]:
                 return typed
         except (ValueError, TypeError, AttributeError):
             pass  # a key member that happens to be called "schema": the JSON decides
-    spark = rows.sparkSession
-    keys = rows.select(key_object(text).alias("j")).where(F.ltrim("j").startswith("{"))
-    found = DataFrame(spark._jsparkSession.read().option("mode", "DROPMALFORMED").option("prefersDecimal", "false")
-                      .json(_as_strings(spark, keys)), spark).schema
-    types = {f.name: f.dataType for f in found.fields}
+    types = _json_fields(rows.select(key_object(text).alias("j")))
     return [from_spark_type(n, types[n]) for n in names if n in types]
+
+
+def _json_fields(text: DataFrame) -> dict:
+    """{name: Spark type} inferred over the JSON objects of `text`'s one column, every record read."""
+    spark = text.sparkSession
+    # only objects: Spark's reader would unwrap an array image into columns, or add _corrupt_record for a scalar
+    objects = text.where(F.ltrim(text.columns[0]).startswith("{"))
+    reader = (spark._jsparkSession.read().option("dropFieldIfAllNull", "true").option("mode", "DROPMALFORMED")
+              .option("prefersDecimal", "false").option("samplingRatio", "1.0"))
+    schema = DataFrame(reader.json(_as_strings(spark, objects)), spark).schema
+    return {f.name: f.dataType for f in schema.fields if f.name != "_corrupt_record"}
 
 
 def _oldest_first(rows: DataFrame, column: str) -> DataFrame:
