@@ -105,17 +105,25 @@ def is_envelope(schema: str | dict | list) -> bool:
         f["name"] for f in s["fields"]}
 
 
+def change_schema(schema: str | dict | list, change: bool = True) -> dict:
+    """The Connect schema JsonConverter writes beside a record; as a `change`, a plain row's is that of a Debezium
+    create holding it (see `wrapper`)."""
+    conn = connect_schema(schema)
+    if is_envelope(schema) or not change:
+        return conn
+    row = {**conn, "optional": True, "field": "after"}
+    return {"type": "struct", "name": "cdcsync.avro.Row", "optional": False,
+            "fields": [row, {"type": "string", "optional": False, "field": "op"}]}
+
+
 def wrapper(schema: str | dict | list, change: bool = True) -> tuple[str, str]:
     """The text around a record's JSON that makes JsonConverter's `{"schema": …, "payload": …}`; as a `change`, a
     plain row goes inside a Debezium create (`"op": "c"`, the row as `after`), so every Avro record takes the
     Debezium decoder (a key is not a change: it stays as it is)."""
-    conn = connect_schema(schema)
+    head = f'{{"schema":{json.dumps(change_schema(schema, change))},"payload":'
     if is_envelope(schema) or not change:
-        return f'{{"schema":{json.dumps(conn)},"payload":', "}"
-    row = {**conn, "optional": True, "field": "after"}
-    env = {"type": "struct", "name": "cdcsync.avro.Row", "optional": False,
-           "fields": [row, {"type": "string", "optional": False, "field": "op"}]}
-    return f'{{"schema":{json.dumps(env)},"payload":{{"op":"c","after":', "}}"
+        return head, "}"
+    return head + '{"op":"c","after":', "}}"
 
 
 def connect_json(body: bytes, schema: str | dict | list, change: bool = True) -> str:

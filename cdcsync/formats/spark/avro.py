@@ -1,8 +1,10 @@
-"""Avro decoded in the JVM with Spark's `from_avro` into the text Kafka Connect's JsonConverter would have written
-(formats/avro_connect.py), so the JSON formats' decoders apply unchanged: in the Confluent wire format (magic byte 0,
-a 4-byte schema id, the body) one writer schema per id; plain Avro (`avro`) with the one schema of an .avsc file.
-A body that is not in the wire format, names a schema id the registry does not know, or does not decode with its
-schema is a bad record with its reason."""
+"""Avro decoded in the JVM with Spark's `from_avro`: in the Confluent wire format (magic byte 0, a 4-byte schema id,
+the body) one writer schema per id; plain Avro (`avro`) with the one schema of an .avsc file. A value becomes the
+Debezium envelope struct the JSON decoder reads (`with_envelope`: its images as the text Kafka Connect's
+JsonConverter would have written, formats/avro_connect.py), so every Debezium rule applies unchanged without a
+JSON round trip of the whole message; a key becomes JsonConverter's text. A body that is not in the wire format,
+names a schema id the registry does not know, or does not decode with its schema is a bad record with its reason
+(`reasons`)."""
 
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync.formats import vocabulary as v
-from cdcsync.formats.avro_connect import wire_schema, wrapper
+from cdcsync.formats.avro_connect import change_schema, is_envelope, parse, wire_schema, wrapper
 from cdcsync.formats.registry import HEADER_BYTES
+from cdcsync.formats.spark.position import SOURCE_FIELDS
 
 
 @dataclass(frozen=True)
@@ -38,25 +41,86 @@ def schema_id(raw: Column) -> Column:
     return F.when(F.octet_length(raw) >= HEADER_BYTES, F.conv(F.hex(F.substring(raw, 2, 4)), 16, 10).cast("long"))
 
 
-def connect_text(raw: Column, schemas: AvroSchemas, change: bool = True) -> Column:
-    """Avro bytes → `{"schema": <Connect schema>, "payload": <record>}` (`change`: a plain row as a Debezium
-    create, see avro_connect.wrapper); NULL for a tombstone or bad bytes."""
-    if schemas.plain is not None:
-        return _text(raw, schemas.plain, change)
-    sid, body = schema_id(raw), raw.substr(F.lit(HEADER_BYTES + 1), F.octet_length(raw))
-    out = F.lit(None).cast("string")
-    for i, schema in sorted(schemas.by_id.items()):
-        out = F.when(sid == i, _text(body, schema, change)).otherwise(out)
-    return out
+def with_key_text(df: DataFrame, schemas: AvroSchemas) -> DataFrame:
+    """df with `_key_text`: its Avro key as `{"schema": <Connect schema>, "payload": <record>}` (NULL for a
+    missing key or bad bytes)."""
+    def text(record: Column, schema: str) -> Column:
+        head, tail = wrapper(schema, change=False)
+        return F.concat(F.lit(head), F.to_json(record, _NULLS), F.lit(tail))
+
+    return _decoded(df, "_kafka_key", schemas, "_key_text", text)
 
 
-def _text(body: Column, schema: str, change: bool) -> Column:
+def with_envelope(df: DataFrame, schemas: AvroSchemas) -> DataFrame:
+    """df with `_e`, the Debezium envelope of its Avro value: STRUCT<schema, before, after, op: STRING, ts_ms:
+    BIGINT, source: STRUCT<db, schema, table: STRING, ts_ms: BIGINT, SOURCE_FIELDS…: STRING>> with the images as
+    JsonConverter's text and the Connect schema a literal of the writer schema; a plain row is a create of its
+    record (avro_connect.wrapper). NULL for a tombstone or bad bytes."""
+    return _decoded(df, "_raw_value", schemas, "_e", _envelope)
+
+
+def _decoded(df: DataFrame, raw: str, schemas: AvroSchemas, out: str, build) -> DataFrame:
+    """df with `out` = build(record, writer schema) of each record of the bytes column `raw`, NULL for a tombstone
+    or bad bytes. Each writer schema's from_avro is a column of its own, read by the next projection: Spark copies
+    an expression into every place that uses it, and the record is used once per field."""
     from pyspark.sql.avro.functions import from_avro
 
-    head, tail = wrapper(schema, change)
-    record = from_avro(body, wire_schema(schema), {"mode": "PERMISSIVE"})
-    text = F.concat(F.lit(head), F.to_json(record, {"ignoreNullFields": "false"}), F.lit(tail))
-    return F.when(~_failed(record, schema), text)
+    if schemas.plain is not None:
+        sides = [(F.col(raw).isNotNull(), F.col(raw), schemas.plain)]
+    else:
+        sid, body = schema_id(F.col(raw)), F.col(raw).substr(F.lit(HEADER_BYTES + 1), F.octet_length(raw))
+        sides = [(sid == i, body, schema) for i, schema in sorted(schemas.by_id.items())]
+    names = [f"{out}_avro_{n}" for n in range(len(sides))]
+    df = df.select("*", *[F.when(cond, from_avro(body, wire_schema(schema), {"mode": "PERMISSIVE"})).alias(name)
+                          for (cond, body, schema), name in zip(sides, names, strict=True)])
+    value = F.lit(None)
+    for (_, _, schema), name in zip(sides, names, strict=True):
+        record = F.col(name)
+        value = F.when(record.isNotNull() & ~_failed(record, schema), build(record, schema)).otherwise(value)
+    return df.withColumn(out, value).drop(*names)
+
+
+_NULLS = {"ignoreNullFields": "false"}  # JsonConverter writes a null field as null
+
+
+def _envelope(record: Column, schema: str) -> Column:
+    text = F.lit(json.dumps(change_schema(schema), separators=(",", ":")))
+    if not is_envelope(schema):
+        return F.struct(text.alias("schema"), F.lit(None).cast("string").alias("before"),
+                        F.to_json(record, _NULLS).alias("after"), F.lit("c").alias("op"),
+                        F.lit(None).cast("long").alias("ts_ms"), _source(None, set()).alias("source"))
+    fields = _fields(_expanded(schema))
+    source = _fields(fields["source"]["type"]) if "source" in fields else {}
+
+    def image(name: str) -> Column:
+        return F.to_json(record[name], _NULLS) if name in fields else F.lit(None).cast("string")
+
+    return F.struct(text.alias("schema"), image("before").alias("before"), image("after").alias("after"),
+                    record["op"].cast("string").alias("op"),
+                    (record["ts_ms"] if "ts_ms" in fields else F.lit(None)).cast("long").alias("ts_ms"),
+                    _source(record["source"] if source else None, set(source)).alias("source"))
+
+
+def _source(src: Column | None, present: set[str]) -> Column:
+    """Debezium's source block in the JSON decoder's shape: the fields it reads, each NULL when absent."""
+    def text(name: str, kind: str = "string") -> Column:
+        return (src[name] if src is not None and name in present else F.lit(None)).cast(kind).alias(name)
+
+    return F.struct(text("db"), text("schema"), text("table"), text("ts_ms", "long"), *map(text, SOURCE_FIELDS))
+
+
+def _expanded(schema: str) -> dict:
+    """The schema with every named type written out where it is used."""
+    from fastavro import parse_schema
+
+    return parse_schema(parse(schema), expand=True, _write_hint=False)
+
+
+def _fields(record) -> dict:
+    """{name: field} of a record type, or of the record in a ["null", record] union."""
+    if isinstance(record, list):
+        record = next((b for b in record if isinstance(b, dict)), {})
+    return {f["name"]: f for f in record.get("fields") or []} if isinstance(record, dict) else {}
 
 
 def _failed(record: Column, schema: str) -> Column:
@@ -71,26 +135,15 @@ def _failed(record: Column, schema: str) -> Column:
     return reduce(lambda a, b: a | b, nulls) if required else reduce(lambda a, b: a & b, nulls)
 
 
-def verdict(raw: Column, decoded: Column, schemas: AvroSchemas) -> Column:
-    """The bad-record reason of Avro bytes (NULL for good bytes and tombstones)."""
+def reasons(raw: Column, decoded: Column, schemas: AvroSchemas) -> list[tuple[Column, str]]:
+    """(condition, bad-record reason) of non-NULL Avro bytes, in order; `decoded` is NULL when they did not decode."""
     if schemas.plain is not None:
-        return F.when(raw.isNull(), None).when(decoded.isNull(), v.AVRO_DECODE_FAILED)
+        return [(decoded.isNull(), v.AVRO_DECODE_FAILED)]
     sid, ids = schema_id(raw), sorted(schemas.by_id)
-    return (F.when(raw.isNull(), None)
-            .when(sid.isNull() | (F.substring(raw, 1, 1) != F.unhex(F.lit("00"))), v.NOT_AVRO_WIRE_FORMAT)
-            .when(~sid.isin(*ids) if ids else F.lit(True), v.UNKNOWN_SCHEMA_ID)
-            .when(decoded.isNull(), v.AVRO_DECODE_FAILED))
+    return [(sid.isNull() | (F.substring(raw, 1, 1) != F.unhex(F.lit("00"))), v.NOT_AVRO_WIRE_FORMAT),
+            (~sid.isin(*ids) if ids else F.lit(True), v.UNKNOWN_SCHEMA_ID),
+            (decoded.isNull(), v.AVRO_DECODE_FAILED)]
 
 
-def mark_bad(env: DataFrame, schemas: AvroSchemas) -> DataFrame:
-    """After the JSON decoder: bytes it saw as a tombstone (NULL text) but which were bad Avro become bad records."""
-    raw = F.col("_raw_value")
-    bad = verdict(raw, F.col("_value"), schemas)
-    detail = (F.when(bad == v.UNKNOWN_SCHEMA_ID, F.format_string(f"{v.BAD_REASONS[v.UNKNOWN_SCHEMA_ID]}: %d",
-                                                                 schema_id(raw)))
-              .when(bad == v.NOT_AVRO_WIRE_FORMAT, v.BAD_REASONS[v.NOT_AVRO_WIRE_FORMAT])
-              .when(bad == v.AVRO_DECODE_FAILED, v.BAD_REASONS[v.AVRO_DECODE_FAILED]))
-    return (env.withColumn("_op", F.when(bad.isNotNull(), None).otherwise(F.col("_op")))
-            .withColumn("_skip", F.when(bad.isNotNull(), None).otherwise(F.col("_skip")))
-            .withColumn("_bad_detail", F.coalesce(detail, F.col("_bad_detail")))
-            .withColumn("_bad", F.coalesce(bad, F.col("_bad"))))
+def unknown_id_detail(raw: Column) -> Column:
+    return F.format_string(f"{v.BAD_REASONS[v.UNKNOWN_SCHEMA_ID]}: %d", schema_id(raw))

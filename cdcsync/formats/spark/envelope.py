@@ -2,15 +2,18 @@
 
 Output columns (every format):
   _kafka_topic, _kafka_partition, _kafka_offset, _kafka_timestamp, _kafka_timestamp_type, _kafka_key,
-  _kafka_headers, _value (text), _pos (row index inside a multi-row message), _op ('u' upsert, 'd' delete,
-  's' skip, NULL bad), _skip (why skipped), _bad (reason code), _bad_detail, _table ('db[.schema].table'/NULL),
-  _row (the row image as JSON text), _key_row (JSON text of the key when the row image is missing),
+  _kafka_headers, _value (text; NULL for Avro), _pos (row index inside a multi-row message), _op ('u' upsert,
+  'd' delete, 's' skip, NULL bad), _skip (why skipped), _bad (reason code), _bad_detail,
+  _table ('db[.schema].table'/NULL), _row (the row image as JSON text), _key_row (JSON text of the key when
+  the row image is missing),
   _ts_ms (event source time), _schema (Debezium schema envelope text, NULL otherwise), _types (Canal mysqlType
   map as JSON), _pk (key columns the envelope names, as an array), _position (the change's place in the source's
   log as sortable text, see position.py; NULL when the envelope carries none).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -130,22 +133,27 @@ def _finish(df: DataFrame, **cols: Column) -> DataFrame:
     return df.select(*keep, *[c.alias(name) for name, c in out.items()])
 
 
+@dataclass(frozen=True)
+class _Bytes:
+    """What a Debezium message's bytes say before its envelope's fields are read: a tombstone; bad-record reasons
+    (condition, code) in order; the kind of an op-less value that carries no row (NULL: none); details of
+    reasons that say more than the vocabulary's text."""
+    tombstone: Column
+    bad: list[tuple[Column, str]]
+    non_row: Column
+    details: dict[str, Column] = field(default_factory=dict)
+
+
 def debezium(df: DataFrame) -> DataFrame:
-    V = v.DEBEZIUM
-    e = F.from_json(F.col("_value"), _DBZ, _JSON)
-    df = df.withColumn("_e", e)
-    p = F.col("_e.payload")
-    value = F.col("_value")
-    wrapped = F.col("_e")[V.op_field].isNull() & p.isNotNull()  # JsonConverter's schemas.enable form
+    """Debezium's JSON envelope, bare or in JsonConverter's schemas.enable form."""
+    df = df.withColumn("_e", F.from_json(F.col("_value"), _DBZ, _JSON))
+    e, p, value = F.col("_e"), F.col("_e.payload"), F.col("_value")
+    wrapped = e[v.DEBEZIUM.op_field].isNull() & p.isNotNull()  # JsonConverter's schemas.enable form
 
-    def field(name: str) -> Column:
-        return F.when(wrapped, p[name]).otherwise(F.col("_e")[name])
+    def read(name: str) -> Column:
+        return F.when(wrapped, p[name]).otherwise(e[name])
 
-    op = field(V.op_field)
-    no_op = op.isNull()
-    before, after = field(V.old_row), field(V.row)
-    key_row = key_object(key_text(df))
-    key_ok = F.coalesce(F.size(F.json_object_keys(key_row)) > 0, F.lit(False))
+    no_op = read(v.DEBEZIUM.op_field).isNull()
     # the rest is parsed again only for op-less values, which are few: payload's kind, heartbeats, markers
     payload_text = F.get_json_object(value, "$.payload")
     top_keys = F.json_object_keys(value)
@@ -157,11 +165,33 @@ def debezium(df: DataFrame) -> DataFrame:
     unwrapped = no_op & p.isNull()
     tombstone = value.isNull() | (unwrapped & payload_text.isNull() & F.array_contains(top_keys, "payload")
                                   & F.array_contains(top_keys, "schema") & ~_trailing(value))
+    bad = [(_trailing(value) | no_op & _invalid_json(value), v.INVALID_JSON),
+           (no_op & (~_is_object(value) | unwrapped & payload_text.isNotNull()), v.NOT_AN_OBJECT)]
+    return _debezium_changes(df, read, _Bytes(tombstone, bad, non_row))
+
+
+def debezium_avro(df: DataFrame, schemas: avro.AvroSchemas) -> DataFrame:
+    """Debezium's Avro envelope (or a plain Avro row, as a create), read into the JSON envelope's fields."""
+    df = avro.with_envelope(df, schemas).withColumn("_value", F.lit(None).cast("string"))
+    raw = F.col("_raw_value")
+    bytes_ = _Bytes(raw.isNull(), avro.reasons(raw, F.col("_e"), schemas), F.lit(None).cast("string"),
+                    {v.UNKNOWN_SCHEMA_ID: avro.unknown_id_detail(raw)})
+    return _debezium_changes(df, lambda name: F.col("_e")[name], bytes_)
+
+
+def _debezium_changes(df: DataFrame, read, body: _Bytes) -> DataFrame:
+    """The change stream of decoded Debezium envelopes (`_e`): read(name) is one of the envelope's fields."""
+    V = v.DEBEZIUM
+    op = read(V.op_field)
+    no_op = op.isNull()
+    before, after = read(V.old_row), read(V.row)
+    key_row = key_object(key_text(df))
+    key_ok = F.coalesce(F.size(F.json_object_keys(key_row)) > 0, F.lit(False))
     image_bad = ((before.isNotNull() & ~before.startswith("{")) | (after.isNotNull() & ~after.startswith("{")))
-    bad = (F.when(tombstone, None)
-           .when(_trailing(value) | no_op & _invalid_json(value), v.INVALID_JSON)
-           .when(no_op & (~_is_object(value) | unwrapped & payload_text.isNotNull()), v.NOT_AN_OBJECT)
-           .when(no_op & non_row.isNull(), v.MISSING_FIELD)
+    bad = F.when(body.tombstone, None)
+    for cond, code in body.bad:
+        bad = bad.when(cond, code)
+    bad = (bad.when(no_op & body.non_row.isNull(), v.MISSING_FIELD)
            .when(no_op, None)
            .when(~_in(op, V.upsert | V.delete | set(V.skip)), v.BAD_OP)
            .when(_in(op, V.skip), None)
@@ -170,16 +200,18 @@ def debezium(df: DataFrame) -> DataFrame:
            .when(_in(op, V.delete) & before.isNull() & ~key_ok, v.MISSING_KEY))
     detail = (F.when((bad == v.MISSING_FIELD) & no_op, f"{V.label} envelope has no '{V.op_field}' field")
               .when(bad == v.MISSING_FIELD, F.concat(F.lit("op '"), op, F.lit(f"' without an '{V.row}' image")))
-              .when(bad == v.BAD_OP, F.concat(F.lit(f"unknown {V.label} op '"), op, F.lit("'")))
-              .otherwise(_detail(bad)))
-    skip = (F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None).when(no_op, non_row)
+              .when(bad == v.BAD_OP, F.concat(F.lit(f"unknown {V.label} op '"), op, F.lit("'"))))
+    for code, text in body.details.items():
+        detail = detail.when(bad == code, text)
+    detail = detail.otherwise(_detail(bad))
+    skip = (F.when(body.tombstone, v.TOMBSTONE).when(bad.isNotNull(), None).when(no_op, body.non_row)
             .otherwise(_skip_reason(op, V)))
     out_op = (F.when(skip.isNotNull(), _S).when(bad.isNotNull(), None)
               .when(_in(op, V.delete), _D).otherwise(_U))
-    table = _table([field(head)[rest] for head, rest in (path.split(".") for path in V.table)])
-    src = field("source")
+    table = _table([read(head)[rest] for head, rest in (path.split(".") for path in V.table)])
+    src = read("source")
     row = F.when(_in(op, V.delete), before).otherwise(after)
-    ts = F.coalesce(F.when(src["ts_ms"] != 0, src["ts_ms"]), field("ts_ms"))  # snapshot rows carry 0
+    ts = F.coalesce(F.when(src["ts_ms"] != 0, src["ts_ms"]), read("ts_ms"))  # snapshot rows carry 0
     return _finish(df, op=out_op, skip=skip, bad=bad, bad_detail=detail, table=table, row=row,
                    key_row=F.when(_in(op, V.delete), key_row), ts_ms=ts, schema=F.col("_e.schema"),
                    position=position.debezium(src))
@@ -295,10 +327,9 @@ def decode_envelope(raw_df: DataFrame, fmt: str, csv_columns: list[str] | None =
     columns each row takes from the key (formats/spark/key_fields.py)."""
     df = kafka_columns(raw_df)
     if writers is not None and writers.keys is not None:
-        df = df.withColumn("_key_text", avro.connect_text(F.col("_kafka_key"), writers.keys, change=False))
+        df = avro.with_key_text(df, writers.keys)
     if fmt in ("avro", "avro-confluent"):
-        df = df.withColumn("_value", avro.connect_text(F.col("_raw_value"), writers.values))
-        env = avro.mark_bad(debezium(df), writers.values)
+        env = debezium_avro(df, writers.values)
     else:
         decoders = {"debezium-json": debezium, "canal-json": canal, "maxwell-json": maxwell, "json": plain_json,
                     "raw": raw, "csv": lambda d: csv(d, csv_columns or [], csv_delimiter)}
