@@ -14,7 +14,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from cdcsync.engine import classify, deletes, ledger, masking, type_conflicts
+from cdcsync.engine import classify, deletes, first_load, ledger, masking, type_conflicts
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
 from cdcsync.errors import SchemaError
@@ -116,9 +116,12 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
         replayed_from = batch.start if pipe.mode is CommitMode.REPLAY else None
         meta = hudi.commit_metadata(batch.batch_id, batch.end, replayed_from, counts, schema_to_json(cols),
                                     [c.describe() for c in changes]) | {hudi.META_ORDERING: state.ordering}
-        instant = hudi.write_batch(deletes.settle(good, state.spec, cfg.sink.deletes), state.spec, meta)
+        rows, spec = deletes.settle(good, state.spec, cfg.sink.deletes), state.spec
+        if not state.committed:
+            rows, spec = first_load.settle(rows, spec)
+        instant = hudi.write_batch(rows, spec, meta)
         clock.lap("write")
-        state.columns = cols
+        state.columns, state.committed = cols, True
         return BatchResult(batch.batch_id, batch.start, batch.end, instant, counts, changes, samples,
                            stages=clock.seconds)
     finally:

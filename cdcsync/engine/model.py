@@ -33,6 +33,7 @@ class TableState:
     columns: list[Col] = field(default_factory=list)
     key_known: bool = False
     ordering: str = ORDERING  # how this table's _cdc_order is built (sinks/hudi.py)
+    committed: bool = True  # the table has a completed commit: False writes the next batch as a first load
 
 
 @dataclass(frozen=True)

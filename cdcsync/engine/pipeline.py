@@ -140,6 +140,7 @@ class Pipeline:
             if last:
                 state.columns = schema_from_json(last["schema"])
                 state.ordering = last["ordering"]
+            state.committed = hudi.latest_instant(self.spark, cfg.sink.path) is not None
             self._states[name] = state
         return self._states[name]
 
