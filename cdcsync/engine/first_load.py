@@ -16,8 +16,9 @@ BULK_INSERT = {"hoodie.datasource.write.operation": "bulk_insert"}
 
 def settle(rows: DataFrame, spec: hudi.TableSpec) -> tuple[DataFrame, hudi.TableSpec]:
     """(the rows to bulk-insert, the spec that writes them so); a keyless table is insert-only already, and a
-    [sink.options] operation wins."""
-    if not spec.primary_key:
+    [sink.options] operation wins. Rows without every key column (no row image showed one: each was bad) stay an
+    upsert, which is empty."""
+    if not spec.primary_key or not set(spec.primary_key) <= set(rows.columns):
         return rows, spec
     newest = Window.partitionBy(*[F.col(f"`{k}`") for k in spec.primary_key]).orderBy(
         F.col(f"`{spec.ordering_fields[0]}`").desc_nulls_last())

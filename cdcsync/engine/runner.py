@@ -164,7 +164,9 @@ class KafkaBatches:
         if not self.metrics.serving or cfg.routes or cfg.sink.table_type != "MERGE_ON_READ" \
                 or not storage.is_local(cfg.sink.path):
             return
-        done = {i.requested: i for i in timeline.instants(cfg.sink.path) if i.action == "commit" and i.completed}
+        listed = timeline.instants(cfg.sink.path)
+        scheduled = {i.requested for i in listed if i.action == "compaction"}  # a first load also completes a commit
+        done = {i.requested: i for i in listed if i.action == "commit" and i.completed and i.requested in scheduled}
         if self._compactions_seen is not None:
             for key in done.keys() - self._compactions_seen:
                 i = done[key]

@@ -109,7 +109,7 @@ def hudi_rs_rows(path: str, storage_options: dict | None = None) -> list[dict]:
     from hudi import HudiTableBuilder
 
     table = HudiTableBuilder.from_base_uri(path).with_storage_options(storage_options or {}).build()
-    return pa.Table.from_batches(table.read()).to_pylist()
+    return [row for batch in table.read() for row in pa.Table.from_batches([batch]).to_pylist()]
 
 
 def run_once(config_path: Path, spark, reporter=None):

@@ -53,9 +53,10 @@ def both(spark, path) -> tuple[dict, dict]:
     return by_key(spark_rows(spark, str(path)), ["id"]), by_key(hudi_rs_rows(str(path)), ["id"])
 
 
-def instants(spark, path) -> list[str]:
+def instants(spark, path, compactions: bool = True) -> list[str]:
     tl = hudi._meta_client(spark, str(path)).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
-    return [i.requestedTime() for i in tl.getInstants()]
+    return [i.requestedTime() for i in tl.getInstants()
+            if compactions or tl.readCommitMetadata(i).getOperationType().toString() != "COMPACT"]
 
 
 def commit_meta(spark, path, instant: str, key: str) -> str | None:
@@ -93,7 +94,7 @@ def test_replaying_an_applied_range_leaves_the_table_equal(spark, bootstrap, dbz
 
     assert both(spark, table) == before  # acceptance 1: row by row, read by Spark and by hudi-rs
     assert hudi.last_checkpoint(spark, str(table)) == recorded  # the resume point did not move
-    newest = instants(spark, table)[-1]
+    newest = instants(spark, table, compactions=False)[-1]  # the replay's last write (a compaction may follow)
     assert newest != recorded["instant"]
     assert json.loads(commit_meta(spark, table, newest, hudi.META_REPLAY))["to"] == {
         dbz_topic: {str(p): o for p, o in plan.end[dbz_topic].items()}}
