@@ -117,8 +117,10 @@ class Timeline:
         return None
 
     def pending(self, *actions: str) -> list[Instant]:
-        """Instants of these actions not completed (a compaction scheduled but not run, a write that died)."""
-        return [i for i in self.instants if i.action in actions and not i.completed]
+        """Instants of these actions not completed (a compaction scheduled but not run, a write that died). A
+        compaction completes as a commit of its requested time, beside which its requested file stays."""
+        done = {i.requested for i in self.instants if i.completed}
+        return [i for i in self.instants if i.action in actions and not i.completed and i.requested not in done]
 
     def _commit(self, i: Instant) -> Commit:
         if i not in self._read:
