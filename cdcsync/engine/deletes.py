@@ -28,8 +28,9 @@ def markers_path(path: str) -> str:
     return path.rstrip("/") + SUFFIX
 
 
-def settle(rows: DataFrame, spec: hudi.TableSpec, mode: str) -> DataFrame:
-    """The rows to commit to `spec`'s table under deletes = `mode` (hard: the batch's markers are written first)."""
+def settle(rows: DataFrame, spec: hudi.TableSpec, mode: str, counts: dict) -> DataFrame:
+    """The rows to commit to `spec`'s table under deletes = `mode` (hard: the batch's markers are written first);
+    `counts`: the batch's ledger, which says whether it holds deletes and upserts."""
     if mode == "soft":
         return rows.withColumns({SOFT: F.col(hudi.DELETED), hudi.DELETED: F.lit(False)})
     if not spec.primary_key:  # insert-only tables get no deletes
@@ -42,8 +43,7 @@ def settle(rows: DataFrame, spec: hudi.TableSpec, mode: str) -> DataFrame:
         exists = False
     order = F.col(f"`{spec.ordering_fields[0]}`")
     key = F.to_json(F.struct(*[F.col(f"`{k}`") for k in spec.primary_key]))
-    deleted, upserted = rows.agg(F.count(F.when(F.col(hudi.DELETED), 1)),
-                                 F.count(F.when(~F.col(hudi.DELETED), 1))).first()
+    deleted, upserted = (sum(c[k] for c in counts.values()) for k in ("deleted", "upserted"))
     known = _markers(spark, marks.path, order) if exists else None
     covered = (key == F.col("_m_key")) & (F.col("_m_order") >= order)  # a marker at least as new as the row
     if deleted:  # a delete without an ordering value (a key-only image and a custom ordering_field) marks nothing
