@@ -86,6 +86,12 @@ def _table(parts: list[Column]) -> Column:
     return F.when(texts[-1].isNotNull(), F.concat_ws(".", *texts))
 
 
+def _stage(df: DataFrame, name: str, value: Column) -> tuple[DataFrame, Column]:
+    """`value` computed once as column `name`: Spark copies a Column into every expression that uses it, and the
+    verdicts are read by several (one plan was 700 KB of generated code, analysed again at every step)."""
+    return df.withColumn(name, value), F.col(name)
+
+
 def _detail(bad: Column) -> Column:
     """The vocabulary's detail for a bad-record reason code."""
     out = F.lit(None).cast("string")
@@ -103,11 +109,12 @@ def _trailing(text: Column) -> Column:
 
 def _guard_utf8(df: DataFrame) -> DataFrame:
     """Bytes that are not UTF-8 decode with replacement characters: flag them rather than write mangled text."""
-    invalid = F.col("_raw_value").isNotNull() & (F.encode(F.col("_value"), "UTF-8") != F.col("_raw_value"))
+    df, invalid = _stage(df, "_utf8_bad", F.col("_raw_value").isNotNull()
+                         & (F.encode(F.col("_value"), "UTF-8") != F.col("_raw_value")))
     return (df.withColumn("_op", F.when(invalid, None).otherwise(F.col("_op")))
             .withColumn("_skip", F.when(invalid, None).otherwise(F.col("_skip")))
             .withColumn("_bad_detail", F.when(invalid, v.BAD_REASONS[v.INVALID_UTF8]).otherwise(F.col("_bad_detail")))
-            .withColumn("_bad", F.when(invalid, v.INVALID_UTF8).otherwise(F.col("_bad"))))
+            .withColumn("_bad", F.when(invalid, v.INVALID_UTF8).otherwise(F.col("_bad"))).drop("_utf8_bad"))
 
 
 def _kafka_ts_ms(df_col_ts: Column) -> Column:
@@ -198,14 +205,15 @@ def _debezium_changes(df: DataFrame, read, body: _Bytes) -> DataFrame:
            .when(image_bad, v.BAD_VALUE)
            .when(_in(op, V.upsert) & after.isNull(), v.MISSING_FIELD)
            .when(_in(op, V.delete) & before.isNull() & ~key_ok, v.MISSING_KEY))
+    df, bad = _stage(df, "_bad", bad)
     detail = (F.when((bad == v.MISSING_FIELD) & no_op, f"{V.label} envelope has no '{V.op_field}' field")
               .when(bad == v.MISSING_FIELD, F.concat(F.lit("op '"), op, F.lit(f"' without an '{V.row}' image")))
               .when(bad == v.BAD_OP, F.concat(F.lit(f"unknown {V.label} op '"), op, F.lit("'"))))
     for code, text in body.details.items():
         detail = detail.when(bad == code, text)
     detail = detail.otherwise(_detail(bad))
-    skip = (F.when(body.tombstone, v.TOMBSTONE).when(bad.isNotNull(), None).when(no_op, body.non_row)
-            .otherwise(_skip_reason(op, V)))
+    df, skip = _stage(df, "_skip", F.when(body.tombstone, v.TOMBSTONE).when(bad.isNotNull(), None)
+                      .when(no_op, body.non_row).otherwise(_skip_reason(op, V)))
     out_op = (F.when(skip.isNotNull(), _S).when(bad.isNotNull(), None)
               .when(_in(op, V.delete), _D).otherwise(_U))
     table = _table([read(head)[rest] for head, rest in (path.split(".") for path in V.table)])
@@ -236,12 +244,13 @@ def canal(df: DataFrame) -> DataFrame:
            .when(data.isNull() & F.get_json_object(value, f"$.{V.row}").isNotNull(), v.BAD_VALUE)
            .when(data.isNull() | (F.size(data) == 0), v.MISSING_FIELD)
            .when(elem_bad, v.BAD_VALUE))
+    df, bad = _stage(df, "_bad", bad)
     detail = (F.when((bad == v.MISSING_FIELD) & t.isNull(), f"{V.label} message has no '{V.op_field}' field")
               .when(bad == v.MISSING_FIELD, f"{V.label} row change without rows in 'data'")
               .when(bad == v.BAD_OP, F.concat(F.lit(f"unknown {V.label} type '"), t, F.lit("'")))
               .otherwise(_detail(bad)))
-    skip = (F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None).when(skip_type.isNotNull(), skip_type)
-            .when(ddl, v.DDL))
+    df, skip = _stage(df, "_skip", F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None)
+                      .when(skip_type.isNotNull(), skip_type).when(ddl, v.DDL))
     op = F.when(skip.isNotNull(), _S).when(bad.isNotNull(), None).when(_in(t, V.delete), _D).otherwise(_U)
     table = _table([F.col("_e")[name] for name in V.table])
     # a row per element of a row change; one for a skipped or bad message, as the Python decoder counts them
@@ -266,11 +275,12 @@ def maxwell(df: DataFrame) -> DataFrame:
            .when(~_in(t, V.upsert | V.delete), v.BAD_OP)
            .when(data.isNull(), v.MISSING_FIELD)
            .when(~data.startswith("{"), v.BAD_VALUE))
+    df, bad = _stage(df, "_bad", bad)
     detail = (F.when((bad == v.MISSING_FIELD) & t.isNull(), f"{V.label} message has no '{V.op_field}' field")
               .when(bad == v.MISSING_FIELD, f"{V.label} row change without 'data'")
               .when(bad == v.BAD_OP, F.concat(F.lit(f"unknown {V.label} type '"), t, F.lit("'")))
               .otherwise(_detail(bad)))
-    skip = F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None).otherwise(skip_type)
+    df, skip = _stage(df, "_skip", F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None).otherwise(skip_type))
     op = F.when(skip.isNotNull(), _S).when(bad.isNotNull(), None).when(_in(t, V.delete), _D).otherwise(_U)
     table = _table([F.col("_e")[name] for name in V.table])
     return _finish(df, op=op, skip=skip, bad=bad, bad_detail=detail, table=table, row=F.col("_e.data"),
@@ -282,6 +292,7 @@ def plain_json(df: DataFrame) -> DataFrame:
     tombstone = F.col("_value").isNull()
     bad = (F.when(tombstone, None).when(_trailing(F.col("_value")) | _invalid_json(F.col("_value")), v.INVALID_JSON)
            .when(~_is_object(F.col("_value")), v.NOT_AN_OBJECT))
+    df, bad = _stage(df, "_bad", bad)
     op = F.when(tombstone, _S).when(bad.isNotNull(), None).otherwise(_U)
     return _finish(df, op=op, skip=F.when(tombstone, v.TOMBSTONE), bad=bad, bad_detail=_detail(bad),
                    row=F.col("_value"))
@@ -302,6 +313,7 @@ def csv(df: DataFrame, columns: list[str], delimiter: str) -> DataFrame:
     tombstone = F.col("_value").isNull()
     bad = (F.when(tombstone, None).when(~well_formed, v.INVALID_CSV)
            .when(n_fields != len(columns), v.BAD_FIELD_COUNT))
+    df, bad = _stage(df, "_bad", bad)
     detail = (F.when(bad == v.BAD_FIELD_COUNT, F.format_string(f"expected {len(columns)} fields, found %d", n_fields))
               .otherwise(_detail(bad)))
     op = F.when(tombstone, _S).when(bad.isNotNull(), None).otherwise(_U)
