@@ -92,7 +92,7 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
     typed += [F.lit(None).cast("string").alias(k) for k in pk if k not in {c.name for c in cols}]
     typed = typed or [F.lit(None).cast("string").alias("_no_columns")]
     df = env.select("*", F.struct(*typed).alias("_t"), cast_bad.alias("_cast_bad"))
-    df = type_conflicts.relabel(classify.classified(df, pk, classify.schema_check(cfg)), pins)
+    df = _lean(type_conflicts.relabel(classify.classified(df, pk, classify.schema_check(cfg)), pins))
     df = df.persist(StorageLevel.MEMORY_AND_DISK)
     clock = _Stages()
     try:
@@ -126,6 +126,17 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
                            stages=clock.seconds)
     finally:
         df.unpersist()
+
+
+# what only a bad record still needs once its row is typed: the message as it came, for the dead letters
+_AS_RECEIVED = ("_raw_value", "_value", "_row", "_row_nested", "_key_row", "_key_text", "_schema", "_types")
+
+
+def _lean(df: DataFrame) -> DataFrame:
+    """The classified batch without the message text of the records that are not bad, so the copy kept for the
+    ledger, the dead letters and the write holds little more than the typed rows."""
+    bad = F.col("_class") == "bad"
+    return df.withColumns({c: F.when(bad, F.col(c)) for c in _AS_RECEIVED if c in df.columns})
 
 
 class _Stages:
