@@ -111,7 +111,7 @@ def infer_batch_columns(env: DataFrame, fmt: str, key_fields: list[str] | None =
         if usable:  # otherwise the row images decide, as for schemaless events
             return BatchColumns(_widest(list(usable.values())), usable if len(usable) > 1 else {})
     if fmt == "canal-json":  # Canal's values are text: its mysqlType versions only need the widest type
-        maps = [json.loads(r[0]) for r in _oldest_first(rows, "_types").limit(MAX_VERSIONS).collect()]
+        maps = [json.loads(text) for text, _ in _oldest_first(rows, "_types", MAX_VERSIONS)]
         if maps:
             return BatchColumns(_widest([[Col(k, mysql_type(v).spark_ddl()) for k, v in m.items()] for m in maps]))
     text = rows.select(F.coalesce("_row", "_key_row").alias("j"))
@@ -151,21 +151,24 @@ def _json_fields(text: DataFrame) -> dict:
     return {f.name: f.dataType for f in schema.fields if f.name != "_corrupt_record"}
 
 
-def _oldest_first(rows: DataFrame, column: str) -> DataFrame:
-    """The distinct values of `column`, in the order the batch first carries them."""
+def _oldest_first(rows: DataFrame, column: str, most: int) -> list[tuple[str, int]]:
+    """The distinct values of `column` with their xxhash64, in the order the batch first carries them; past `most`
+    of them, `most` + 1 of them in no order. Sorted on the driver: a distributed sort would sample the batch in a
+    job of its own."""
     first = F.min(F.struct("_kafka_topic", "_kafka_partition", "_kafka_offset")).alias("_first")
-    return rows.where(F.col(column).isNotNull()).groupBy(column).agg(first).orderBy("_first").select(column)
+    found = (rows.where(F.col(column).isNotNull()).groupBy(column)
+             .agg(first, F.first(F.xxhash64(column)).alias("_hash")).limit(most + 1).collect())
+    return [(r[0], r[2]) for r in (found if len(found) > most else sorted(found, key=lambda r: tuple(r[1])))]
 
 
 def _debezium_versions(rows: DataFrame) -> list[tuple[int, list[Col] | None]]:
-    found = (_oldest_first(rows, "_schema").select(F.xxhash64("_schema"), "_schema")
-             .limit(MAX_VERSIONS + 1).collect())
+    found = _oldest_first(rows, "_schema", MAX_VERSIONS)
     if len(found) > MAX_VERSIONS:
         from cdcsync.errors import SchemaError
 
         raise SchemaError(f"one batch holds more than {MAX_VERSIONS} Debezium schema versions",
                           hint="lower run.max_records_per_batch so a batch spans fewer schema changes")
-    return [(h, from_debezium_schema(text)) for h, text in found]
+    return [(h, from_debezium_schema(text)) for text, h in found]
 
 
 def _as_strings(spark, df: DataFrame):
