@@ -203,7 +203,10 @@ def typed_row(row_text: Column, cols: list[Col], versions: dict[int, list[Col]] 
         val = _versioned(raw, c, others) if others else convert(raw, c)
         typed.append(val.alias(c.name))
         bad.append(F.when(raw.isNotNull() & val.isNull(), F.lit(c.name)))
-    bad_arr = F.filter(F.array(*bad), lambda x: x.isNotNull()) if bad else F.array().cast("array<string>")
+    # array_except drops the NULLs and, unlike a lambda (filter), is compiled: a lambda's inputs, these
+    # conversions, would be interpreted row by row
+    no_name = F.array(F.lit(None).cast("string"))
+    bad_arr = F.array_except(F.array(*bad), no_name) if bad else F.array().cast("array<string>")
     return typed, bad_arr
 
 
