@@ -136,11 +136,14 @@ class Pipeline:
         name = cfg.sink.table_name
         if name not in self._states:
             state = TableState(spec=hudi.TableSpec.from_config(cfg))
-            last = self.first_checkpoint(self._schema_source(cfg))
+            source = self._schema_source(cfg)
+            last = self.first_checkpoint(source)
             if last:
                 state.columns = schema_from_json(last["schema"])
                 state.ordering = last["ordering"]
-            state.committed = hudi.latest_instant(self.spark, cfg.sink.path) is not None
+            # a checkpoint of the table itself is a commit; without one, a replay may still have left one
+            state.committed = (bool(last) and source == cfg.sink.path) or \
+                hudi.latest_instant(self.spark, cfg.sink.path) is not None
             self._states[name] = state
         return self._states[name]
 
