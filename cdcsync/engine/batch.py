@@ -116,7 +116,7 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
         replayed_from = batch.start if pipe.mode is CommitMode.REPLAY else None
         meta = hudi.commit_metadata(batch.batch_id, batch.end, replayed_from, counts, schema_to_json(cols),
                                     [c.describe() for c in changes]) | {hudi.META_ORDERING: state.ordering}
-        rows, spec = deletes.settle(good, state.spec, cfg.sink.deletes, counts), state.spec
+        rows, spec = deletes.settle(good, state, cfg.sink.deletes, counts), state.spec
         if not state.committed:
             rows, spec = first_load.settle(rows, spec)
         instant = hudi.write_batch(rows, spec, meta)

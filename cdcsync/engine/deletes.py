@@ -3,72 +3,116 @@ event, a replay of an applied range that ends before the delete) never brings th
 
 - soft: the row stays, flagged `_cdc_deleted = true`, with the delete's row image; Hudi's ordering merge then keeps
   it against every older change, as it keeps any newer row.
-- hard: the row goes, and a delete marker (the key and the delete's ordering value) is upserted into a small Hudi
-  table beside the target, `<path>_cdcsync_deletes`, before the target's commit. Upserts whose key has a marker at
-  least as new are dropped from the batch (the ledger still counts them upserted: the merge would have dropped
-  them). The marker table keeps each key's newest delete, so markers only ever grow newer: writing them again after
-  a crash between the two commits changes nothing, and markers already there are not written again.
+- hard: the row goes, and a delete marker (the key and the delete's ordering value) is appended to a folder of
+  Parquet files beside the target, `<path>_cdcsync_delete_markers`, before the target's commit. Upserts whose key
+  has a marker at least as new are dropped from the batch (the ledger still counts them upserted: the merge would
+  have dropped them). A marker is a fact about the source's log, so a copy written twice (a crash between the two
+  writes, then the batch again) or an older marker beside a newer one for the same key changes no answer: the
+  folder needs no commit protocol of its own. Markers already there are not written again, and past
+  CONSOLIDATE_AT files the folder is rewritten as one file holding each key's newest marker.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync.engine.model import TableState
 from cdcsync.sinks import hudi
 
 SOFT = "_cdc_deleted"  # soft deletes: the flag readers filter on
-SUFFIX = "_cdcsync_deletes"  # the marker table: beside the target, as the checkpoint and dead-letter folders are
+SUFFIX = "_cdcsync_delete_markers"  # beside the target, as the checkpoint and dead-letter folders are
+LEGACY_SUFFIX = "_cdcsync_deletes"  # earlier versions kept the markers in a Hudi table: moved over on first use
 KEY = "_cdc_key"  # the marker's key: JSON of the key columns, so a widened key type still matches
+CONSOLIDATE_AT = 32  # marker files; each batch with new deletes adds one
 
 
 def markers_path(path: str) -> str:
     return path.rstrip("/") + SUFFIX
 
 
-def settle(rows: DataFrame, spec: hudi.TableSpec, mode: str, counts: dict) -> DataFrame:
-    """The rows to commit to `spec`'s table under deletes = `mode` (hard: the batch's markers are written first);
+def settle(rows: DataFrame, state: TableState, mode: str, counts: dict) -> DataFrame:
+    """The rows to commit to `state`'s table under deletes = `mode` (hard: the batch's markers are written first);
     `counts`: the batch's ledger, which says whether it holds deletes and upserts."""
+    spec = state.spec
     if mode == "soft":
         return rows.withColumns({SOFT: F.col(hudi.DELETED), hudi.DELETED: F.lit(False)})
     if not spec.primary_key:  # insert-only tables get no deletes
         return rows
-    spark = rows.sparkSession
-    marks = _marker_spec(spec)
-    exists = hudi.table_exists(spark, marks.path)
-    if exists and hudi.latest_instant(spark, spec.path) is None:
-        _remove(spark, marks.path)  # the target has no commit: these markers belong to an earlier table at its path
-        exists = False
-    order = F.col(f"`{spec.ordering_fields[0]}`")
+    name = spec.ordering_fields[0]
+    order = F.col(f"`{name}`")
+    store = _Store(rows.sparkSession, spec.path, name, rows.schema[name].dataType)
+    if not state.committed:
+        store.remove()  # the target has no commit: markers found belong to an earlier table at its path
     key = F.to_json(F.struct(*[F.col(f"`{k}`") for k in spec.primary_key]))
     deleted, upserted = (sum(c[k] for c in counts.values()) for k in ("deleted", "upserted"))
-    known = _markers(spark, marks.path, order) if exists else None
+    known = store.read()
     covered = (key == F.col("_m_key")) & (F.col("_m_order") >= order)  # a marker at least as new as the row
     if deleted:  # a delete without an ordering value (a key-only image and a custom ordering_field) marks nothing
         new = rows.where(F.col(hudi.DELETED) & order.isNotNull())
-        new = (new if known is None else new.join(known, covered, "left_anti")).select(key.alias(KEY), order)
-        if not new.isEmpty():  # replays and re-reads find their markers written: no commit for them
-            hudi.write_batch(new, marks, {})
-            known = _markers(spark, marks.path, order)
+        new = (new if known is None else new.join(known, covered, "left_anti")).select(
+            key.alias(KEY), order.alias(hudi.ORDER))
+        if not new.isEmpty():  # replays and re-reads find their markers written: nothing to add
+            store.append(new)
+            known = store.read()
     if not upserted or known is None:
         return rows
     return rows.join(known, covered & ~F.col(hudi.DELETED), "left_anti")
 
 
-def _markers(spark, path: str, order):
-    return spark.read.format("hudi").load(path).select(F.col(KEY).alias("_m_key"), order.alias("_m_order"))
+class _Store:
+    """The marker folder of the table at `path`: Parquet files of (KEY, ORDER), the order typed as the table's
+    ordering column `order_name`."""
 
+    def __init__(self, spark, path: str, order_name: str, order_type):
+        self.spark, self.order_name, self.order_type = spark, order_name, order_type
+        self.dir = markers_path(path)
+        self.legacy = path.rstrip("/") + LEGACY_SUFFIX
+        jvm = spark._jvm
+        self._path = jvm.org.apache.hadoop.fs.Path
+        self._fs = self._path(self.dir).getFileSystem(spark._jsc.hadoopConfiguration())
+        if hudi.table_exists(spark, self.legacy):
+            self._move_legacy()
 
-def _marker_spec(spec: hudi.TableSpec) -> hudi.TableSpec:
-    # a small one-folder table read whole: Hudi's metadata table would cost more than listing it
-    return replace(spec, path=markers_path(spec.path), table_name=spec.table_name + SUFFIX,
-                   table_type="COPY_ON_WRITE", primary_key=[KEY], partition_by=[],
-                   options={**spec.options, "hoodie.metadata.enable": "false"})
+    def files(self) -> list[str]:
+        """The folder's data files (Spark's `_temporary` and `_SUCCESS`, and a crashed write's leftovers, are not)."""
+        folder = self._path(self.dir)
+        if not self._fs.exists(folder):
+            return []
+        return sorted(s.getPath().toString() for s in self._fs.listStatus(folder)
+                      if s.isFile() and s.getPath().getName().endswith(".parquet")
+                      and not s.getPath().getName().startswith(("_", ".")))
 
+    def read(self, files: list[str] | None = None) -> DataFrame | None:
+        files = self.files() if files is None else files
+        if not files:
+            return None
+        from pyspark.sql.types import StringType, StructField, StructType
 
-def _remove(spark, path: str) -> None:
-    jvm = spark._jvm
-    p = jvm.org.apache.hadoop.fs.Path(path)
-    p.getFileSystem(spark._jsc.hadoopConfiguration()).delete(p, True)
+        schema = StructType([StructField(KEY, StringType()), StructField(hudi.ORDER, self.order_type)])
+        return self.spark.read.schema(schema).parquet(*files).select(
+            F.col(KEY).alias("_m_key"), F.col(hudi.ORDER).alias("_m_order"))
+
+    def append(self, markers: DataFrame) -> None:
+        """`markers` (KEY, ORDER) as one more file; past CONSOLIDATE_AT files, all rewritten as one."""
+        markers.coalesce(1).write.mode("append").parquet(self.dir)
+        old = self.files()
+        if len(old) <= CONSOLIDATE_AT:
+            return
+        newest = (self.read(old).groupBy("_m_key").agg(F.max("_m_order").alias("_m_order"))
+                  .select(F.col("_m_key").alias(KEY), F.col("_m_order").alias(hudi.ORDER)))
+        newest.coalesce(1).write.mode("append").parquet(self.dir)
+        for f in old:  # a reader between the two steps sees each marker twice, which answers the same
+            self._fs.delete(self._path(f), False)
+
+    def remove(self) -> None:
+        for folder in (self.dir, self.legacy):
+            self._fs.delete(self._path(folder), True)
+
+    def _move_legacy(self) -> None:
+        """An earlier version's marker table (Hudi, COPY_ON_WRITE), copied into the folder, then deleted."""
+        old = self.spark.read.format("hudi").load(self.legacy).select(
+            KEY, F.col(f"`{self.order_name}`").cast(self.order_type).alias(hudi.ORDER))
+        if not old.isEmpty():
+            old.coalesce(1).write.mode("append").parquet(self.dir)
+        self._fs.delete(self._path(self.legacy), True)

@@ -103,6 +103,13 @@ def spark_rows(spark, path: str) -> list[dict]:
     return [r.asDict() for r in spark.read.format("hudi").load(path).collect()]
 
 
+def marker_keys(spark, table_path: str) -> set[str]:
+    """The keys [sink] deletes = "hard" left delete markers for, beside the table at `table_path`."""
+    from cdcsync.engine.deletes import KEY, markers_path
+
+    return {r[0] for r in spark.read.parquet(markers_path(table_path)).select(KEY).collect()}
+
+
 def hudi_rs_rows(path: str, storage_options: dict | None = None) -> list[dict]:
     """The table as hudi-rs reads it, without a JVM; an object store's table as `s3://…` with its options."""
     import pyarrow as pa

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
+from pathlib import Path
 
 import pytest
 from hypothesis import Phase, example, given, settings
@@ -16,7 +18,16 @@ from cdcsync.config import load_config
 from cdcsync.engine.deletes import markers_path
 from cdcsync.engine.replay import Replayer
 from cdcsync.reporting import PlainReporter
-from tests.integration.engine.helpers import by_key, hudi_rs_rows, run_once, spark_rows, write_config
+from tests.integration.engine.helpers import (
+    by_key,
+    hudi_rs_rows,
+    kafka_rows,
+    marker_keys,
+    run_once,
+    spark_rows,
+    sync_rows,
+    write_config,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -104,12 +115,12 @@ def test_a_late_older_event_never_brings_a_deleted_row_back(table_type, mode, sp
     assert run_once(config, spark).totals["upserted"] == 2  # applied: the ordering discarded them
     if mode == "hard":
         want = by_key([{"id": 2, "v": "x"}], ["id"])
-        assert markers_path(str(table)) == str(tmp_path / "table_cdcsync_deletes")
-        assert {r["_cdc_key"] for r in spark_rows(spark, markers_path(str(table)))} == {'{"id":1}', '{"id":3}'}
+        assert markers_path(str(table)) == str(tmp_path / "table_cdcsync_delete_markers")
+        assert marker_keys(spark, str(table)) == {'{"id":1}', '{"id":3}'}
     else:  # the delete's last image stays: the before image, or the key alone
         want = by_key([{"id": 1, "v": "b", "_cdc_deleted": True}, {"id": 2, "v": "x", "_cdc_deleted": False},
                        {"id": 3, "v": None, "_cdc_deleted": True}], ["id"])
-        assert not (tmp_path / "table_cdcsync_deletes").exists()
+        assert not (tmp_path / "table_cdcsync_delete_markers").exists()
     assert both(spark, table) == [want, want]
 
     send(produce, topic, [change("c", 1, {"id": 1, "v": "new"}, 4000)])  # a re-insert newer than the delete wins
@@ -132,6 +143,61 @@ def test_routed_tables_keep_deletes_each_with_its_own_mode(spark, bootstrap, mak
     send(produce, topic, [change("u", 1, {"id": 1, "v": "old"}, 2000, table) for table in ("hard_t", "soft_t")])
     run_once(config, spark)
     base = tmp_path / "table"
-    assert both(spark, base / "hard_t") == [{}, {}] and (base / "hard_t_cdcsync_deletes").is_dir()
+    assert both(spark, base / "hard_t") == [{}, {}] and (base / "hard_t_cdcsync_delete_markers").is_dir()
     soft = by_key([{"id": 1, "v": "a", "_cdc_deleted": True}], ["id"])
     assert both(spark, base / "soft_t") == [soft, soft]
+
+
+def batch(spark, changes, first_offset: int):
+    return kafka_rows(spark, [v for _, v in changes], keys=[k for k, _ in changes], first_offset=first_offset)
+
+
+def marker_files(table: str) -> list[str]:
+    return sorted(p.name for p in Path(markers_path(table)).glob("*.parquet"))
+
+
+def test_marker_files_are_consolidated_newest_per_key(spark, tmp_path, monkeypatch):
+    from cdcsync.engine import deletes
+
+    monkeypatch.setattr(deletes, "CONSOLIDATE_AT", 2)
+    cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "MERGE_ON_READ",
+                                   **{"sink.primary_key": ["id"]}))
+    offset = 0
+    for i, key in enumerate([1, 2, 1, 3]):  # key 1 deleted twice: the newer marker is the one kept
+        changes = [change("c", key, {"id": key, "v": f"v{i}"}, 1000 * i + 1), change("d", key, None, 1000 * i + 2)]
+        sync_rows(spark, cfg, batch(spark, changes, offset))
+        offset += len(changes)
+        assert len(marker_files(cfg.sink.path)) <= 2
+    assert marker_keys(spark, cfg.sink.path) == {'{"id":1}', '{"id":2}', '{"id":3}'}
+    kept = spark.read.parquet(markers_path(cfg.sink.path)).where("_cdc_key = '{\"id\":1}'").collect()
+    assert len(kept) == 1, "consolidation keeps one marker per key"
+
+    # an older change to key 1 (between its two deletes) stays deleted; one newer than the last delete comes back
+    late = [change("u", 1, {"id": 1, "v": "late"}, 1500), change("u", 3, {"id": 3, "v": "new"}, 9000)]
+    assert sync_rows(spark, cfg, batch(spark, late, offset)).totals()["upserted"] == 2
+    want = by_key([{"id": 3, "v": "new"}], ["id"])
+    assert both(spark, cfg.sink.path) == [want, want]
+
+
+def test_an_earlier_versions_marker_table_is_moved_into_the_folder(spark, tmp_path):
+    from cdcsync.engine import deletes
+    from cdcsync.sinks import hudi
+
+    cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "COPY_ON_WRITE",
+                                   **{"sink.primary_key": ["id"]}))
+    first = [change("c", 1, {"id": 1, "v": "a"}, 1000), change("c", 2, {"id": 2, "v": "b"}, 1100),
+             change("d", 1, None, 5000)]
+    sync_rows(spark, cfg, batch(spark, first, 0))
+    # what an earlier version left: the same markers in a Hudi table at <path>_cdcsync_deletes, no folder
+    legacy = cfg.sink.path + deletes.LEGACY_SUFFIX
+    spec = hudi.TableSpec(legacy, "t" + deletes.LEGACY_SUFFIX, "COPY_ON_WRITE", [deletes.KEY], [], [hudi.ORDER],
+                          {"hoodie.metadata.enable": "false"})
+    hudi.write_batch(spark.read.parquet(markers_path(cfg.sink.path)), spec, {})
+    shutil.rmtree(markers_path(cfg.sink.path))
+
+    late = [change("u", 1, {"id": 1, "v": "late"}, 3000)]  # older than the delete the legacy table remembers
+    sync_rows(spark, cfg, batch(spark, late, len(first)))
+    want = by_key([{"id": 2, "v": "b"}], ["id"])
+    assert both(spark, cfg.sink.path) == [want, want]
+    assert marker_keys(spark, cfg.sink.path) == {'{"id":1}'}
+    assert not hudi.table_exists(spark, legacy), "the legacy table is gone once its markers moved"

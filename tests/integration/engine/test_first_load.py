@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.integration.engine.helpers import hudi_rs_rows, kafka_rows, spark_rows, sync_rows, write_config
+from tests.integration.engine.helpers import hudi_rs_rows, kafka_rows, marker_keys, spark_rows, sync_rows, write_config
 
 pytestmark = pytest.mark.integration
 
@@ -51,8 +51,6 @@ def names(rows: list[dict]) -> dict:
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_a_first_load_is_a_bulk_insert_with_the_upserts_final_state(spark, tmp_path, table_type):
     from cdcsync.config import load_config
-    from cdcsync.engine.deletes import markers_path
-
     cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", table_type,
                                    **{"sink.primary_key": ["id"]}))
     first = sync_rows(spark, cfg, batch(spark, FIRST, 0))
@@ -60,7 +58,7 @@ def test_a_first_load_is_a_bulk_insert_with_the_upserts_final_state(spark, tmp_p
     want = {1: "a3", 3: "c2", 5: "e1"}
     assert names(spark_rows(spark, cfg.sink.path)) == want == names(hudi_rs_rows(cfg.sink.path))
     assert operations(spark, cfg.sink.path) == ["BULK_INSERT"]
-    assert {r["_cdc_key"] for r in spark_rows(spark, markers_path(cfg.sink.path))} == {
+    assert marker_keys(spark, cfg.sink.path) == {
         '{"id":2}', '{"id":3}', '{"id":4}'}, "a first load's deletes leave their markers too"
 
     sync_rows(spark, cfg, batch(spark, SECOND, len(FIRST)))

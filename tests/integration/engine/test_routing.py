@@ -61,7 +61,7 @@ def test_canal_multi_table_topic_lands_three_tables(spark, bootstrap, make_topic
     assert set(summary.tables) == {"ods_users", "ods_orders", "ods_items"}
     db = tmp_path / "db"
     # the deleted order left a delete marker beside its table (README "Deletes")
-    assert sorted(p.name for p in db.iterdir()) == ["ods_items", "ods_orders", "ods_orders_cdcsync_deletes",
+    assert sorted(p.name for p in db.iterdir()) == ["ods_items", "ods_orders", "ods_orders_cdcsync_delete_markers",
                                                     "ods_users"]
     for read in (lambda p: spark_rows(spark, p), hudi_rs_rows):
         users = {r["id"]: r["name"] for r in read(str(db / "ods_users"))}
@@ -214,7 +214,7 @@ def test_replay_of_a_routed_config_lands_every_table_and_moves_no_offsets(spark,
     # 2. --into a directory: one side table per routed name, equal to run's tables (read without a JVM)
     side = tmp_path / "side"
     replay(side)
-    assert sorted(p.name for p in side.iterdir()) == ["ods_orders", "ods_orders_cdcsync_deletes", "ods_users"]
+    assert sorted(p.name for p in side.iterdir()) == ["ods_orders", "ods_orders_cdcsync_delete_markers", "ods_users"]
     for name, rows in before.items():
         got = {r["id"]: {k: v for k, v in r.items() if not k.startswith("_")} for r in hudi_rs_rows(str(side / name))}
         want = {r["id"]: {k: v for k, v in r.items() if not k.startswith("_")} for r in rows}
