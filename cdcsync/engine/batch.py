@@ -119,8 +119,13 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
         rows, spec = deletes.settle(good, state, cfg.sink.deletes, counts), state.spec
         if not state.committed:
             rows, spec = first_load.settle(rows, spec)
+        compactor = pipe.compactor(state.spec)
+        if compactor:
+            compactor.before_write()
         instant = hudi.write_batch(rows, spec, meta)
         clock.lap("write")
+        if compactor:
+            compactor.poke()
         state.columns, state.committed = cols, True
         return BatchResult(batch.batch_id, batch.start, batch.end, instant, counts, changes, samples,
                            stages=clock.seconds)

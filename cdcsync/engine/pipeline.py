@@ -14,6 +14,7 @@ from cdcsync.config.model import routed_path
 from cdcsync.engine import routing
 from cdcsync.engine.bad_records import BadRecords
 from cdcsync.engine.batch import decode, sync_table
+from cdcsync.engine.compactor import Compactor
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.lock import WriterLock, multi_writer_configured
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
@@ -25,6 +26,7 @@ from cdcsync.kafka.view import KafkaView
 from cdcsync.schema.spark.columns import schema_from_json
 from cdcsync.sinks import dead_letter, hudi
 from cdcsync.sinks.catalog import Catalog
+from cdcsync.sinks.compaction import ASYNC, compaction_mode
 
 _KAFKA_CODE = ("org.apache.kafka.", "org.apache.spark.sql.kafka010.")
 
@@ -47,6 +49,7 @@ class Pipeline:
         self._avsc: dict[str, AvroSchemas] = {}  # plain Avro's writer schema per side, read once
         self._first_checkpoints: dict[str, dict | None] = {}
         self._catalog: Catalog | None = None
+        self._compactors: dict[str, Compactor] = {}
         self._main_path = cfg.sink.path  # a replay --into writes elsewhere (writing_to): side tables stay unregistered
 
     @property
@@ -125,7 +128,21 @@ class Pipeline:
         for lock in self._locks:
             lock.heartbeat(every_s)
 
+    def compactor(self, spec: hudi.TableSpec) -> Compactor | None:
+        """The background compactor of a MERGE_ON_READ table that compacts asynchronously (sinks/compaction.py)."""
+        if compaction_mode(spec.table_type, spec.options) != ASYNC:
+            return None
+        if spec.path not in self._compactors:
+            self._compactors[spec.path] = Compactor(self.spark, spec.path, spec.options, self.reporter)
+        return self._compactors[spec.path]
+
+    def drain(self, cancel: bool = False) -> None:
+        """Wait for the running compactions (`cancel`: stop them; their plans stay for the next run)."""
+        for c in self._compactors.values():
+            c.drain(cancel)
+
     def close(self) -> None:
+        self.drain(cancel=True)  # a run that ended normally drained them already; a failing one does not wait
         for lock in reversed(self._locks):
             lock.release()
         self._locks.clear()

@@ -23,6 +23,7 @@ from cdcsync.errors import ConfigError, SourceError
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.kafka.view import KafkaView, resolve_start, retriable
 from cdcsync.sinks import dead_letter, hudi, timeline
+from cdcsync.sinks.compaction import ASYNC, INLINE, compaction_mode
 
 
 class KafkaBatches:
@@ -215,9 +216,8 @@ class Runner:
             pipe.lock_table("cdcsync run")
             if cfg.routes:
                 routing.check_patterns(pipe.spark, cfg)
-            elif hudi.write_options(hudi.TableSpec.from_config(cfg)).get("hoodie.compact.inline") == "true":
-                for instant in hudi.complete_pending_compactions(pipe.spark, cfg.sink.path):
-                    pipe.reporter.info(f"completed compaction {instant}, left pending by an earlier run")
+            else:
+                self._compact_left_pending(hudi.TableSpec.from_config(cfg))
             source.start()
             summary = sync(pipe, source, source.summary)
             summary.end_offsets = source.next_start
@@ -229,6 +229,7 @@ class Runner:
                 summary.lag = {}
             summary.dead_letter_path = dead_letter.path_for(cfg) if summary.totals["bad"] and \
                 cfg.run.on_bad_record == "dead-letter" else None
+            pipe.drain(cancel=summary.stopped_by == "signal")  # a stopped service does not wait for a compaction
             summary.seconds = round(time.monotonic() - source.t0, 3)
             return summary
         finally:
@@ -237,6 +238,17 @@ class Runner:
             for sig, old in saved.items():
                 signal.signal(sig, old)
             view.close()
+
+    def _compact_left_pending(self, spec: hudi.TableSpec) -> None:
+        """Compactions a killed run left requested or inflight: inline, completed now (inline compaction only runs
+        on a write, so a run with nothing to read would leave them); async, started in the background."""
+        pipe = self.pipe
+        mode = compaction_mode(spec.table_type, spec.options)
+        if mode == INLINE:
+            for instant in hudi.complete_pending_compactions(pipe.spark, spec.path):
+                pipe.reporter.info(f"completed compaction {instant}, left pending by an earlier run")
+        elif mode == ASYNC:
+            pipe.compactor(spec).poke()
 
     def _serve(self, metrics: RunMetrics) -> None:
         run = self.pipe.cfg.run

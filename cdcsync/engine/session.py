@@ -79,6 +79,9 @@ def launch_conf(conf: dict[str, str] | None = None) -> dict[str, str]:
             "spark.driver.extraJavaOptions": f"{java_opts} {conf.pop('spark.driver.extraJavaOptions', '')}".strip(),
             "spark.executor.extraJavaOptions":
                 f"{java_opts} {conf.pop('spark.executor.extraJavaOptions', '')}".strip(),
+            # a background compaction (sinks/compaction.py) shares the cores with the batches
+            "spark.scheduler.mode": "FAIR",
+            "spark.scheduler.allocation.file": f"file:{Path(__file__).with_name('fairscheduler.xml')}",
             **BASE_CONF, **conf}
 
 

@@ -10,6 +10,7 @@ from cdcsync import __version__, jvm_errors
 from cdcsync.engine.faults import injected_write_failure
 from cdcsync.errors import SinkError
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.sinks import compaction
 
 META_PREFIX = "_cdcsync."  # hoodie.datasource.write.commitmeta.key.prefix is "_": such options land in the commit
 META_OFFSETS = META_PREFIX + "offsets"  # {"topic": {"partition": next_offset}}
@@ -67,9 +68,8 @@ def write_options(spec: TableSpec) -> dict[str, str]:
         "hoodie.upsert.shuffle.parallelism": "4",
         "hoodie.insert.shuffle.parallelism": "4",
     }
-    if spec.table_type == "MERGE_ON_READ":
-        # the DataFrame writer never compacts on its own: compact inline after Hudi's default N (5) delta commits
-        opts["hoodie.compact.inline"] = "true"
+    # the DataFrame writer never compacts on its own: its writes schedule, a background thread executes (compaction)
+    opts.update(compaction.write_options(compaction.compaction_mode(spec.table_type, spec.options), spec.options))
     if spec.primary_key:  # keyless json/raw topics are insert-only and Hudi generates the keys
         opts["hoodie.datasource.write.recordkey.field"] = ",".join(spec.primary_key)
         complex_key = spec.partition_by or len(spec.primary_key) > 1
@@ -171,13 +171,18 @@ def last_checkpoint(spark, path: str) -> dict | None:
     return None
 
 
-def complete_pending_compactions(spark, path: str) -> list[str]:
-    """Run the compactions a killed writer left requested or inflight (inline compaction only runs on a write, so
-    a run with nothing to read would leave them pending); returns their instants."""
+def pending_compactions(spark, path: str) -> list[str]:
+    """The instants of the compaction plans requested or inflight on the table at `path`."""
     if not table_exists(spark, path):
         return []
     pending = _meta_client(spark, path).getActiveTimeline().filterPendingCompactionTimeline().getInstants()
-    instants = [pending.get(i).requestedTime() for i in range(pending.size())]
+    return [pending.get(i).requestedTime() for i in range(pending.size())]
+
+
+def complete_pending_compactions(spark, path: str) -> list[str]:
+    """Run the compactions a killed writer left requested or inflight (inline compaction only runs on a write, so
+    a run with nothing to read would leave them pending); returns their instants."""
+    instants = pending_compactions(spark, path)
     if instants:
         spark.sql(f"CALL run_compaction(op => 'run', path => '{path}')").collect()
     return instants
