@@ -57,11 +57,12 @@ def text_struct(names: list[str]) -> str:
     return "STRUCT<" + ", ".join(f"`{n}`: STRING" for n in names) + ">"
 
 
-def convert(text: Column, col: Col) -> Column:
-    """The typed value of one column from its JSON text."""
+def convert(text: Column, col: Col, quoted: Column | None = None) -> Column:
+    """The typed value of one column from its JSON text; `quoted`: was the value a JSON string (a Connect decimal
+    is base64 text, or a JSON number with decimal.format=NUMERIC, and "99e9" is both)."""
     enc, t = col.encoding, col.type.upper()
     if enc == DBZ_DECIMAL:
-        return _connect_decimal(text, col.scale, t)
+        return _connect_decimal(text, col.scale, t, quoted)
     if enc == DBZ_VARIABLE_DECIMAL:
         digits = _unscaled_digits(F.get_json_object(text, "$.value"))
         return _place_point(digits, F.get_json_object(text, "$.scale").cast("int"))
@@ -107,10 +108,12 @@ def _let(value: Column, body) -> Column:
     return F.transform(F.array(value), body)[0]
 
 
-def _connect_decimal(text: Column, scale: int | Column, t: str) -> Column:
+def _connect_decimal(text: Column, scale: int | Column, t: str, quoted: Column | None = None) -> Column:
     def decode(text: Column) -> Column:
-        # plain JSON numbers also occur (decimal.format=NUMERIC): they are not base64
-        numeric = text.rlike(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$") & ~text.rlike(r"^[0-9]{4}$")
+        # plain JSON numbers also occur (decimal.format=NUMERIC): they are not base64, unless the JSON quoted them;
+        # without the JSON at hand, four digits are taken for base64
+        number = ~quoted if quoted is not None else ~text.rlike(r"^[0-9]{4}$")
+        numeric = text.rlike(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$") & number
         return F.when(numeric, text).otherwise(_place_point(_unscaled_digits(text), scale))
 
     value = _let(text, decode)
@@ -200,7 +203,8 @@ def typed_row(row_text: Column, cols: list[Col], versions: dict[int, list[Col]] 
             v = next((x for x in vcols if x.name == c.name), None)
             if v is not None and (v.type, v.encoding, v.scale) != (c.type, c.encoding, c.scale):
                 others.setdefault(v, []).append(h)
-        val = _versioned(raw, c, others) if others else convert(raw, c)
+        quoted = _is_json_string(row_text, c.name)
+        val = _versioned(raw, c, others, quoted) if others else convert(raw, c, quoted)
         typed.append(val.alias(c.name))
         bad.append(F.when(raw.isNotNull() & val.isNull(), F.lit(c.name)))
     # array_except drops the NULLs and, unlike a lambda (filter), is compiled: a lambda's inputs, these
@@ -210,20 +214,26 @@ def typed_row(row_text: Column, cols: list[Col], versions: dict[int, list[Col]] 
     return typed, bad_arr
 
 
-def _versioned(raw: Column, c: Col, others: dict[Col, list[int]]) -> Column:
+def _is_json_string(row_text: Column, name: str) -> Column:
+    """Is the row's value of `name` a JSON string? (Read only where the text alone cannot tell: see convert.)"""
+    literal = name.replace("\\E", "\\E\\\\E\\Q")  # \Q…\E quotes the name for the regex; a \E in it is escaped
+    return row_text.rlike(f'"\\Q{literal}\\E"\\s*:\\s*"')
+
+
+def _versioned(raw: Column, c: Col, others: dict[Col, list[int]], quoted: Column) -> Column:
     """`raw` decoded by its record's schema version. The decimal conversion is a large expression: every version
     carrying Connect decimals shares one, with the scale chosen per version, so the plan stays small."""
     version = F.xxhash64(F.col("_schema"))
     decimals = {v: hs for v, hs in others.items() if v.encoding == DBZ_DECIMAL}
-    val = None if c.encoding == DBZ_DECIMAL and decimals else convert(raw, c)
+    val = None if c.encoding == DBZ_DECIMAL and decimals else convert(raw, c, quoted)
     if decimals:
         scale = F.lit(c.scale if c.encoding == DBZ_DECIMAL else None).cast("int")
         for v, hs in decimals.items():
             scale = F.when(version.isin(*hs), F.lit(v.scale)).otherwise(scale)
-        dec = _connect_decimal(raw, scale, c.type)
+        dec = _connect_decimal(raw, scale, c.type, quoted)
         mine = [h for hs in decimals.values() for h in hs]
         val = dec if val is None else F.when(version.isin(*mine), dec).otherwise(val)
     for v, hs in others.items():
         if v.encoding != DBZ_DECIMAL:
-            val = F.when(version.isin(*hs), convert(raw, v).cast(c.type)).otherwise(val)
+            val = F.when(version.isin(*hs), convert(raw, v, quoted).cast(c.type)).otherwise(val)
     return val

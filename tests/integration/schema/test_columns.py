@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 from decimal import Context, Decimal
 
 import pytest
@@ -23,10 +24,12 @@ def _connect_bytes(v: int) -> str:
 def _decode(spark, values: list[int], scale: int) -> list[str | None]:
     from pyspark.sql import functions as F
 
-    from cdcsync.schema.spark.columns import DBZ_DECIMAL, Col, convert
+    from cdcsync.schema.spark.columns import DBZ_DECIMAL, Col, typed_row
 
-    df = spark.createDataFrame([(i, _connect_bytes(v)) for i, v in enumerate(values)], "i int, b string")
-    rows = df.select("i", convert(F.col("b"), Col("x", "STRING", DBZ_DECIMAL, scale)).alias("x")).collect()
+    df = spark.createDataFrame([(i, json.dumps({"x": v if isinstance(v, float) else _connect_bytes(v)}))
+                                for i, v in enumerate(values)], "i int, row string")
+    (x,), _ = typed_row(F.col("row"), [Col("x", "STRING", DBZ_DECIMAL, scale)])
+    rows = df.select("i", x).collect()
     return [r.x for r in sorted(rows)]
 
 
@@ -38,6 +41,13 @@ def _exact(v: int, scale: int) -> Decimal:
 def test_edges_of_the_16_byte_boundary(spark, scale):
     got = _decode(spark, EDGES, scale)
     assert [None if g is None else Decimal(g) for g in got] == [_exact(v, scale) for v in EDGES]
+
+
+def test_base64_that_reads_as_a_number_is_still_base64_and_a_json_number_is_a_number(spark):
+    """-534595 is "99e9" in base64, which is also how a JSON number (decimal.format=NUMERIC) would read."""
+    assert _connect_bytes(-534595) == "99e9" and _connect_bytes(-832203) == "8001"
+    assert [Decimal(g) for g in _decode(spark, [-534595, -832203, 99e9, 12.5], 0)] == [
+        Decimal(-534595), Decimal(-832203), Decimal("99e9"), Decimal("12.5")]
 
 
 @settings(max_examples=4, deadline=None)
