@@ -26,10 +26,15 @@ def completed_commits(table: str) -> list[tuple[float, dict[int, int]]]:
     return sorted(out, key=lambda c: c[0])
 
 
-def measure(bootstrap: str, topic: str, config: Path, rate: int, seconds: int, partitions: int = 4) -> dict:
+def measure(bootstrap: str, topic: str, config: Path, rate: int, seconds: int, partitions: int = 4,
+            check=None) -> dict:
+    """`check(table path)` → (rows, checksum) of the table as hudi-rs reads it, held against the produced state."""
+    import threading
+
     from kafka import KafkaProducer
 
-    from bench.workload import produce_topic
+    from bench.measure import compactions, tree_rss
+    from bench.workload import checksum, produce_topic
 
     produce_topic(bootstrap, topic, partitions)
     table = _table_path(config)
@@ -39,14 +44,24 @@ def measure(bootstrap: str, topic: str, config: Path, rate: int, seconds: int, p
                            stderr=log.open("w"))
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=0)
     sent: dict[tuple[int, int], float] = {}
-    events = iter(Events(Workload(events=rate * seconds + 1000, keys=max(1000, rate * seconds // 4),
-                                  partitions=partitions)))
+    source = Events(Workload(events=rate * seconds + 1000, keys=max(1000, rate * seconds // 4),
+                             partitions=partitions))
+    events = iter(source)
+    rss: list[tuple[float, int]] = []  # (seconds since the measured produce began, the run's memory)
+    done = threading.Event()
+
+    def sample():
+        while not done.wait(1.0):
+            rss.append((time.time() - t0, tree_rss(run.pid)))
+
+    t0 = time.time()
     try:
         for key, value in _take(events, 200):  # warm-up: the first commit also starts the JVM's JIT
             producer.send(topic, key=key, value=value)
         producer.flush()
         _wait(lambda: completed_commits(table), 300, "the first commit")
         t0 = time.time()
+        threading.Thread(target=sample, daemon=True).start()
         for i, (key, value) in enumerate(_take(events, rate * seconds)):
             time.sleep(max(0.0, t0 + i / rate - time.time()))
             t_send = time.time()
@@ -60,15 +75,30 @@ def measure(bootstrap: str, topic: str, config: Path, rate: int, seconds: int, p
         _wait(lambda: (c := completed_commits(table)) and all(c[-1][1].get(p, 0) >= o for p, o in last.items()),
               120, "cdcsync to catch up")
     finally:
+        done.set()
         producer.close()
         run.send_signal(signal.SIGTERM)
         run.wait(timeout=120)
     commits = completed_commits(table)
+    state = check(table) if check else None
     lat = sorted(next(when for when, ends in commits if ends.get(p, 0) > o) - t for (p, o), t in sent.items())
     q = statistics.quantiles(lat, n=100)
     return {"rate_target": rate, "rate_achieved": round(len(sent) / produced_s), "seconds": seconds,
             "records": len(lat), "commits": len(commits), "p50_s": round(q[49], 3), "p95_s": round(q[94], 3),
-            "p99_s": round(q[98], 3), "max_s": round(lat[-1], 3)}
+            "p99_s": round(q[98], 3), "max_s": round(lat[-1], 3), "compactions": compactions(Path(table)),
+            "rss_mb": _rss_trend(rss, seconds),
+            "state_matches": None if state is None else state == checksum(source.final.values())}
+
+
+def _rss_trend(samples: list[tuple[float, int]], seconds: int) -> dict:
+    """Mean memory of the run in its second minute and its last minute, and their ratio (flat: near 1)."""
+    def mean_mb(lo: float, hi: float) -> float | None:
+        got = [b for t, b in samples if lo <= t < hi]
+        return round(sum(got) / len(got) / 2**20, 1) if got else None
+
+    second, last = mean_mb(60, 120), mean_mb(seconds - 60, seconds)
+    return {"second_minute": second, "last_minute": last,
+            "last_over_second": round(last / second, 3) if second and last else None}
 
 
 def _take(it, n):

@@ -78,3 +78,10 @@ def run(cmd: list[str], env: dict | None = None, timeout: float = 3600, every_s:
     done.set()
     sampler.join()
     return Measured(proc.returncode, round(seconds, 2), round(peak[0] / 2**20, 1), out, err)
+
+
+def compactions(table: Path) -> int:
+    """Compactions completed on a MERGE_ON_READ table (Hudi 1.x timeline: a compaction's plan, then a commit)."""
+    timeline = table / ".hoodie" / "timeline"
+    done = {p.name.split("_")[0].split(".")[0] for p in timeline.glob("*.commit")}
+    return sum(1 for p in timeline.glob("*.compaction.requested") if p.name.split(".")[0] in done)

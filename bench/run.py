@@ -4,7 +4,9 @@
 
 Writes bench/results/<time>-<size>.json and .png (and latest-<size>.*). Contenders: cdcsync run --once into MOR
 and COW, and into MOR from the same workload in Avro (Confluent wire format, a local registry); the peer
-(bench/peer.py: the hand-written streaming-sink job) into MOR and COW; Hudi Streamer (recorded as unavailable when
+(bench/peer.py: the hand-written streaming-sink job) into MOR and COW; both into MOR in 20 batches (cdcsync's
+max_records_per_batch = the peer's maxOffsetsPerTrigger), where log files and compactions happen; cdcsync into a
+MOR table already holding 20× the workload's keys (--grown-factor); Hudi Streamer (recorded as unavailable when
 its bundle cannot be fetched); the plain-Parquet floor. A Hudi contender whose table differs from
 the workload's final state is reported WRONG and the run exits 1.
 """
@@ -26,13 +28,17 @@ from bench.workload import Workload, checksum, final_state, produce
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 STREAMER_JAR = "hudi-utilities-slim-bundle"
+MULTI_BATCHES = 20  # the multi-batch variant: enough delta commits for several compactions
+GROWN_FIRST_ID = 100_000_000  # the grown table's own keys, apart from the workload's
 
 
 def cdcsync_config(work: Path, bootstrap: str, topic: str, table_type: str, trigger: str = "10s",
-                   name: str | None = None, options: dict[str, str] | None = None, registry: str | None = None) -> Path:
-    """`registry`: the topic is in Avro, its schemas in this registry."""
+                   name: str | None = None, options: dict[str, str] | None = None, registry: str | None = None,
+                   run_options: dict[str, int] | None = None) -> Path:
+    """`registry`: the topic is in Avro, its schemas in this registry; `run_options`: more [run] settings."""
     name = name or f"bench_{table_type.lower()}"
     extra = "".join(f'"{k}" = "{v}"\n' for k, v in (options or {}).items())
+    run_extra = "".join(f"{k} = {v}\n" for k, v in (run_options or {}).items())
     fmt = (f'format = "avro-confluent"\nkey_format = "avro-confluent"\nschema_registry_url = "{registry}"'
            if registry else 'format = "debezium-json"')
     cfg = work / f"{name}.toml"
@@ -54,7 +60,7 @@ primary_key = ["id"]
 checkpoint_dir = "{work / (name + '_ckpt')}"
 trigger_interval = "{trigger}"
 on_bad_record = "fail"
-
+{run_extra}
 [spark]
 master = "local[2]"
 """)
@@ -62,30 +68,76 @@ master = "local[2]"
 
 
 def run_cdcsync(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int],
-                options: dict[str, str], registry: str | None = None) -> dict:
-    name = f"bench_{table_type.lower()}" + ("_avro" if registry else "")
-    cfg = cdcsync_config(work, bootstrap, topic, table_type, name=name, options=options, registry=registry)
+                options: dict[str, str], registry: str | None = None, variant: str = "",
+                run_options: dict[str, int] | None = None) -> dict:
+    """`variant`: a name for a run with other settings (multi-batch), or into another table (grown)."""
+    name = _table_name(table_type, registry, variant)
+    cfg = cdcsync_config(work, bootstrap, topic, table_type, name=name, options=options, registry=registry,
+                         run_options=run_options)
     m = measure.run([sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"])
     if m.returncode != 0:
         raise RuntimeError(f"cdcsync {name} failed ({m.returncode}):\n{m.stderr[-3000:]}")
     summary = json.loads(m.stdout)
     got = _table_checksum(work / name)
-    return {"name": f"cdcsync {_kind(table_type)}" + (" Avro" if registry else ""), "status": "ok",
-            "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb, "messages": summary["totals"]["messages"],
-            "batches": summary["batches"], "rows": got[0], "checksum": got[1], "state_matches": got == want}
+    label = f"cdcsync {_kind(table_type)}" + (" Avro" if registry else "") + (f" {variant}" if variant else "")
+    return {"name": label, "status": "ok", "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb,
+            "messages": summary["totals"]["messages"], "batches": summary["batches"],
+            "compactions": measure.compactions(work / name), "rows": got[0], "checksum": got[1],
+            "state_matches": got == want}
 
 
-def run_peer(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int]) -> dict:
-    """The hand-written streaming-sink job (bench/peer.py) into its own table, checked like cdcsync's."""
-    path = work / f"peer_{table_type.lower()}"
-    m = measure.run([sys.executable, "-m", "bench.peer", bootstrap, topic, str(path), table_type])
+def _table_name(table_type: str, registry: str | None, variant: str) -> str:
+    return f"bench_{table_type.lower()}" + ("_avro" if registry else "") + (f"_{variant}" if variant else "")
+
+
+def run_peer(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int],
+             max_offsets: int | None = None) -> dict:
+    """The hand-written streaming-sink job (bench/peer.py) into its own table, checked like cdcsync's;
+    `max_offsets`: its maxOffsetsPerTrigger (the multi-batch variant)."""
+    variant = "multi-batch" if max_offsets else ""
+    path = work / (f"peer_{table_type.lower()}" + (f"_{variant}" if variant else ""))
+    m = measure.run([sys.executable, "-m", "bench.peer", bootstrap, topic, str(path), table_type,
+                     *([str(max_offsets)] if max_offsets else [])])
     if m.returncode != 0:
         raise RuntimeError(f"peer {table_type} failed ({m.returncode}):\n{m.stderr[-3000:]}")
     out = json.loads(m.stdout.strip().splitlines()[-1])
     got = _table_checksum(path)
-    return {"name": f"peer {_kind(table_type)}", "status": "ok", "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb,
-            "messages": out["messages"], "batches": out["batches"], "rows": got[0], "checksum": got[1],
+    return {"name": f"peer {_kind(table_type)}" + (f" {variant}" if variant else ""), "status": "ok",
+            "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb, "messages": out["messages"],
+            "batches": out["batches"], "compactions": measure.compactions(path), "rows": got[0], "checksum": got[1],
             "state_matches": got == want}
+
+
+def run_multi_batch(work: Path, bootstrap: str, topic: str, w: Workload, want: tuple[int, int],
+                    options: dict[str, str]) -> list[dict]:
+    """MERGE_ON_READ in MULTI_BATCHES batches for both, cdcsync's max_records_per_batch = the peer's
+    maxOffsetsPerTrigger: log files and compactions happen (Hudi's default: every 5 delta commits)."""
+    per = -(-w.events // MULTI_BATCHES)
+    return [run_cdcsync(work, bootstrap, topic, "MERGE_ON_READ", want, options, variant="multi-batch",
+                        run_options={"max_records_per_batch": per}),
+            run_peer(work, bootstrap, topic, "MERGE_ON_READ", want, max_offsets=per)]
+
+
+def run_grown(work: Path, bootstrap: str, topic: str, w: Workload, want: tuple[int, int],
+              options: dict[str, str], factor: int) -> dict:
+    """The workload into a MERGE_ON_READ table that already holds `factor` × its keys (other keys, loaded by cdcsync
+    from a topic of inserts first, unmeasured): the upserts' cost should not grow with the table."""
+    seed = Workload(events=w.keys * factor, keys=w.keys * factor, update_share=0.0, delete_share=0.0,
+                    partitions=w.partitions, seed=w.seed + 1, first_id=GROWN_FIRST_ID)
+    seed_topic = topic + ".seed"
+    produce(bootstrap, seed_topic, seed)
+    name = _table_name("MERGE_ON_READ", None, "grown")
+    cfg = cdcsync_config(work, bootstrap, seed_topic, "MERGE_ON_READ", name=name, options=options,
+                         run_options={"max_records_per_batch": max(w.events, 1)})
+    t0 = time.monotonic()
+    m = measure.run([sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"])
+    if m.returncode != 0:
+        raise RuntimeError(f"cdcsync seeding {name} failed ({m.returncode}):\n{m.stderr[-3000:]}")
+    log(f"grown table: {seed.keys:,} keys loaded in {time.monotonic() - t0:.1f}s")
+    have = checksum(final_state(seed).values())
+    both = (have[0] + want[0], (have[1] + want[1]) % (1 << 61))
+    out = run_cdcsync(work, bootstrap, topic, "MERGE_ON_READ", both, options, variant="grown")
+    return out | {"table_keys_before": seed.keys}
 
 
 def run_avro(work: Path, bootstrap: str, topic: str, w: Workload, want: tuple[int, int],
@@ -144,6 +196,9 @@ def main(argv=None) -> int:
                     help="a hoodie.* option for cdcsync's tables (repeatable), to compare settings")
     ap.add_argument("--only", choices=["throughput", "freshness"], help="run one half")
     ap.add_argument("--no-avro", action="store_true", help="skip the Avro variant (and its local registry)")
+    ap.add_argument("--no-multi-batch", action="store_true", help="skip the multi-batch MOR variant")
+    ap.add_argument("--grown-factor", type=int, default=20,
+                    help="the grown-table variant's table holds this many times the workload's keys (0 skips it)")
     args = ap.parse_args(argv)
     options = dict(o.split("=", 1) for o in args.sink_option)
 
@@ -173,6 +228,13 @@ def main(argv=None) -> int:
             if not args.no_avro:
                 results.append(run_avro(work, bootstrap, topic + ".avro", w, want, options))
                 log(_line(results[-1]))
+            if not args.no_multi_batch:
+                for r in run_multi_batch(work, bootstrap, topic, w, want, options):
+                    results.append(r)
+                    log(_line(r))
+            if args.grown_factor:
+                results.append(run_grown(work, bootstrap, topic, w, want, options, args.grown_factor))
+                log(_line(results[-1]))
             results.append(hudi_streamer())
             log(f"Hudi Streamer: {results[-1]['status']}: {results[-1].get('why', '')}")
             results.append(run_floor(work, bootstrap, topic))
@@ -189,8 +251,13 @@ def main(argv=None) -> int:
             cfg = cdcsync_config(work, bootstrap, topic + ".fresh", "MERGE_ON_READ", trigger="1s", name="fresh_mor",
                                  options=options)
             log(f"freshness: {args.freshness_rate} events/s for {args.freshness_seconds}s, 1 s trigger, MOR")
-            freshness = fresh(bootstrap, topic + ".fresh", cfg, args.freshness_rate, args.freshness_seconds)
-            log(f"freshness: p50 {freshness['p50_s']}s p95 {freshness['p95_s']}s over {freshness['records']:,}")
+            freshness = fresh(bootstrap, topic + ".fresh", cfg, args.freshness_rate, args.freshness_seconds,
+                              check=lambda table: _table_checksum(Path(table)))
+            if freshness["state_matches"] is False:
+                freshness["status"] = "WRONG"
+            log(f"freshness: p50 {freshness['p50_s']}s p95 {freshness['p95_s']}s p99 {freshness['p99_s']}s over "
+                f"{freshness['records']:,}, {freshness['compactions']} compactions, RSS {freshness['rss_mb']}, state "
+                f"{'matches' if freshness['state_matches'] else 'WRONG'}")
         report = {"when": stamp, "size": args.size, "sink_options": options, "workload": w.__dict__,
                   "expected_rows": want[0], "expected_checksum": want[1], "machine": machine(), "results": results,
                   "ratios": ratios(results), "freshness": freshness}
@@ -202,6 +269,8 @@ def main(argv=None) -> int:
             (RESULTS / f"{stamp}-{args.size}-freshness.json").write_text(json.dumps(report, indent=2) + "\n")
         print(json.dumps(report, indent=2))
         bad = [r["name"] for r in results if r.get("state_matches") is False]
+        if freshness and freshness["state_matches"] is False:
+            bad.append("freshness")
         if bad:
             log(f"error: final state differs from the workload's for {bad}")
             return 1
@@ -227,6 +296,12 @@ def ratios(results: list[dict]) -> dict:
             out[f"cdcsync {kind} Avro / JSON"] = round(avro / mine, 3)
         streamer = rate.get(f"Hudi Streamer {kind}")
         out[f"cdcsync {kind} / Hudi Streamer"] = round(mine / streamer, 3) if mine and streamer else None
+    multi, peer_multi = rate.get("cdcsync MOR multi-batch"), rate.get("peer MOR multi-batch")
+    if multi and peer_multi:
+        out["cdcsync MOR multi-batch / peer"] = round(multi / peer_multi, 3)
+    grown, empty = rate.get("cdcsync MOR grown"), rate.get("cdcsync MOR")
+    if grown and empty:
+        out["cdcsync MOR grown / empty table"] = round(grown / empty, 3)
     return out
 
 
@@ -248,6 +323,8 @@ def write(report: dict, name: str) -> None:
 
 def _line(r: dict) -> str:
     extra = f", state {'matches' if r['state_matches'] else 'WRONG'}" if "state_matches" in r else ""
+    if "compactions" in r:
+        extra = f", {r['batches']} batches, {r['compactions']} compactions" + extra
     return f"{r['name']}: {r['messages']:,} messages in {r['seconds']}s, peak {r['peak_rss_mb']} MB{extra}"
 
 

@@ -24,6 +24,7 @@ class Workload:
     delete_share: float = 0.05
     partitions: int = 4
     seed: int = 42
+    first_id: int = 1  # keys are first_id, first_id + 1, …: a second workload's keys can stay apart from the first's
 
     @classmethod
     def named(cls, size: str) -> Workload:
@@ -53,15 +54,15 @@ def _generate(w: Workload, rows: dict[int, dict]):
     rng = random.Random(w.seed)
     live: list[int] = []
     where: dict[int, int] = {}  # id -> index in `live`, for O(1) removal
-    next_id, ts = 1, T0_MS
+    next_id, ts, last_id = w.first_id, T0_MS, w.first_id + w.keys - 1
     for _ in range(w.events):
         ts += 1
         r = rng.random()
         if live and r < w.delete_share:
             op = "d"
-        elif live and (r < w.delete_share + w.update_share or next_id > w.keys):
+        elif live and (r < w.delete_share + w.update_share or next_id > last_id):
             op = "u"
-        elif next_id <= w.keys:
+        elif next_id <= last_id:
             op = "c"
         else:
             op = "u"

@@ -48,3 +48,19 @@ def test_checksum_ignores_order_but_not_values():
     assert checksum(rows) == checksum(reversed(rows))
     changed = [{**rows[0], "balance_cents": rows[0]["balance_cents"] + 1}] + rows[1:]
     assert checksum(changed) != checksum(rows) and checksum(rows[1:])[0] == len(rows) - 1
+
+
+def test_a_grown_tables_seed_is_inserts_of_keys_apart_from_the_workloads():
+    seed = Workload(events=3_000, keys=3_000, update_share=0.0, delete_share=0.0, seed=43, first_id=1_000_000)
+    ops = Counter(json.loads(v)["op"] for _, v in Events(seed))
+    assert ops == {"c": 3_000}
+    assert set(final_state(seed)) == set(range(1_000_000, 1_003_000))
+    assert not set(final_state(seed)) & set(final_state(Workload.named("tiny")))  # the two states simply add up
+
+
+def test_the_freshness_memory_trend_compares_the_second_and_the_last_minute():
+    from bench.freshness import _rss_trend
+
+    samples = [(t, (100 if t < 120 else 105) * 2**20) for t in range(0, 600)]
+    assert _rss_trend(samples, 600) == {"second_minute": 100.0, "last_minute": 105.0, "last_over_second": 1.05}
+    assert _rss_trend(samples[:30], 600)["last_over_second"] is None  # too short a run to say
