@@ -3,7 +3,7 @@ jars. Spark's Kafka source, `from_json` with a declared schema, Hudi's own strea
 ("hudi")`) with `trigger(availableNow=True)`, upsert on the key, ordering on `ts_ms`, `_hoodie_is_deleted` for
 deletes, Hudi's defaults otherwise.
 
-    python -m bench.peer BOOTSTRAP TOPIC TABLE_PATH MERGE_ON_READ|COPY_ON_WRITE [MAX_OFFSETS_PER_TRIGGER]
+    python -m bench.peer BOOTSTRAP TOPIC TABLE_PATH MERGE_ON_READ|COPY_ON_WRITE [MAX_OFFSETS_PER_TRIGGER [K=V,…]]
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import time
 from bench.floor import ENVELOPE
 
 
-def main(bootstrap: str, topic: str, path: str, table_type: str, max_offsets: str = "") -> dict:
+def main(bootstrap: str, topic: str, path: str, table_type: str, max_offsets: str = "", options: str = "") -> dict:
+    """`options`: more hoodie.* write options, as the variant gives cdcsync's table (K=V,K=V)."""
     from pyspark.sql import functions as F
 
     from cdcsync.engine.session import build_session
@@ -40,6 +41,7 @@ def main(bootstrap: str, topic: str, path: str, table_type: str, max_offsets: st
              .option("hoodie.datasource.write.precombine.field", "ts_ms")
              .option("hoodie.datasource.write.partitionpath.field", "")
              .option("checkpointLocation", f"{path}_checkpoint")
+             .options(**dict(kv.split("=", 1) for kv in options.split(",") if kv))
              .outputMode("append").trigger(availableNow=True).start(path))
     query.awaitTermination()
     batches = len(query.recentProgress)

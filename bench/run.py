@@ -87,17 +87,19 @@ def run_cdcsync(work: Path, bootstrap: str, topic: str, table_type: str, want: t
 
 
 def _table_name(table_type: str, registry: str | None, variant: str) -> str:
-    return f"bench_{table_type.lower()}" + ("_avro" if registry else "") + (f"_{variant}" if variant else "")
+    return f"bench_{table_type.lower()}" + ("_avro" if registry else "") + (f"_{variant}" if variant else "").replace(
+        "-", "_")
 
 
 def run_peer(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int],
-             max_offsets: int | None = None) -> dict:
+             max_offsets: int | None = None, options: dict[str, str] | None = None) -> dict:
     """The hand-written streaming-sink job (bench/peer.py) into its own table, checked like cdcsync's;
-    `max_offsets`: its maxOffsetsPerTrigger (the multi-batch variant)."""
+    `max_offsets`: its maxOffsetsPerTrigger and `options` more write options (the multi-batch variant)."""
     variant = "multi-batch" if max_offsets else ""
-    path = work / (f"peer_{table_type.lower()}" + (f"_{variant}" if variant else ""))
+    path = work / (f"peer_{table_type.lower()}" + ("_multi_batch" if variant else ""))
     m = measure.run([sys.executable, "-m", "bench.peer", bootstrap, topic, str(path), table_type,
-                     *([str(max_offsets)] if max_offsets else [])])
+                     *([str(max_offsets), ",".join(f"{k}={v}" for k, v in (options or {}).items())]
+                       if max_offsets else [])])
     if m.returncode != 0:
         raise RuntimeError(f"peer {table_type} failed ({m.returncode}):\n{m.stderr[-3000:]}")
     out = json.loads(m.stdout.strip().splitlines()[-1])
@@ -111,11 +113,13 @@ def run_peer(work: Path, bootstrap: str, topic: str, table_type: str, want: tupl
 def run_multi_batch(work: Path, bootstrap: str, topic: str, w: Workload, want: tuple[int, int],
                     options: dict[str, str]) -> list[dict]:
     """MERGE_ON_READ in MULTI_BATCHES batches for both, cdcsync's max_records_per_batch = the peer's
-    maxOffsetsPerTrigger: log files and compactions happen (Hudi's default: every 5 delta commits)."""
+    maxOffsetsPerTrigger, and no file group counted small (Hudi would otherwise rewrite the one small base file of a
+    table this size each batch, as COPY_ON_WRITE does): log files and compactions happen (every 5 delta commits)."""
     per = -(-w.events // MULTI_BATCHES)
-    return [run_cdcsync(work, bootstrap, topic, "MERGE_ON_READ", want, options, variant="multi-batch",
+    logs = {"hoodie.parquet.small.file.limit": "0"}
+    return [run_cdcsync(work, bootstrap, topic, "MERGE_ON_READ", want, {**options, **logs}, variant="multi-batch",
                         run_options={"max_records_per_batch": per}),
-            run_peer(work, bootstrap, topic, "MERGE_ON_READ", want, max_offsets=per)]
+            run_peer(work, bootstrap, topic, "MERGE_ON_READ", want, max_offsets=per, options=logs)]
 
 
 def run_grown(work: Path, bootstrap: str, topic: str, w: Workload, want: tuple[int, int],
