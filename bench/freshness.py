@@ -48,11 +48,16 @@ def measure(bootstrap: str, topic: str, config: Path, rate: int, seconds: int, p
                              partitions=partitions))
     events = iter(source)
     rss: list[tuple[float, int]] = []  # (seconds since the measured produce began, the run's memory)
+    seen: dict[float, dict[int, int]] = {}  # every commit seen while it was on the active timeline
     done = threading.Event()
 
-    def sample():
+    def sample():  # Hudi archives older instants: a long run's early commits leave the active timeline
         while not done.wait(1.0):
             rss.append((time.time() - t0, tree_rss(run.pid)))
+            try:
+                seen.update(completed_commits(table))
+            except OSError:  # an instant archived while it was read: the next look has the rest
+                pass
 
     t0 = time.time()
     try:
@@ -79,7 +84,8 @@ def measure(bootstrap: str, topic: str, config: Path, rate: int, seconds: int, p
         producer.close()
         run.send_signal(signal.SIGTERM)
         run.wait(timeout=120)
-    commits = completed_commits(table)
+    seen.update(completed_commits(table))
+    commits = sorted(seen.items())
     state = check(table) if check else None
     lat = sorted(next(when for when, ends in commits if ends.get(p, 0) > o) - t for (p, o), t in sent.items())
     q = statistics.quantiles(lat, n=100)
