@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from cdcsync.sinks.compaction import IN_PROCESS_LOCK, LOCK_PROVIDER, MAX_DELTA_COMMITS
+from cdcsync.sinks.compaction import LOCK_PROVIDER, MAX_DELTA_COMMITS, lock_provider
 from cdcsync.sinks.hudi import pending_compactions
 
 POOL = "cdcsync-compaction"  # the FAIR scheduler pool of the compactor's jobs (engine/fairscheduler.xml)
@@ -23,8 +23,8 @@ class Compactor:
         # the procedure builds its own write client: it gets the writer's lock provider and table services' settings
         passed = {k: v for k, v in options.items() if "," not in v and k.startswith("hoodie.")
                   and not k.startswith(("hoodie.datasource.write.", "hoodie.table.name"))}
-        self.options = ",".join(f"{k}={v}" for k, v in sorted((passed | {LOCK_PROVIDER: options.get(
-            LOCK_PROVIDER, IN_PROCESS_LOCK)}).items()))
+        passed[LOCK_PROVIDER] = lock_provider(options)
+        self.options = ",".join(f"{k}={v}" for k, v in sorted(passed.items()))
         self._thread: threading.Thread | None = None
         self._behind = 0  # delta commits since the running compaction started
         self._cancelled = False

@@ -33,6 +33,11 @@ def compaction_mode(table_type: str, options: dict[str, str]) -> str | None:
     return ASYNC
 
 
+def lock_provider(options: dict[str, str]) -> str:
+    """The lock provider the writer and the compactor share: [sink.options]' own (multi-writer), else in-process."""
+    return options.get(LOCK_PROVIDER, IN_PROCESS_LOCK)
+
+
 def write_options(mode: str | None, options: dict[str, str]) -> dict[str, str]:
     """The Hudi write options that make `mode` happen (the caller's [sink.options] are applied after them)."""
     if mode is None:
@@ -42,5 +47,5 @@ def write_options(mode: str | None, options: dict[str, str]) -> dict[str, str]:
     base = {"hoodie.table.services.incremental.enabled": "false"}
     if mode == ASYNC:
         return base | {INLINE_KEY: "false", "hoodie.compact.schedule.inline": "true",
-                       LOCK_PROVIDER: options.get(LOCK_PROVIDER, IN_PROCESS_LOCK)}
+                       LOCK_PROVIDER: lock_provider(options)}
     return base | {INLINE_KEY: "true" if mode == INLINE else "false"}
