@@ -44,14 +44,11 @@ class Compactor:
         if self.running:
             self._behind += 1
             return
-        if not self.pending():
+        if not pending_compactions(self.spark, self.path):
             return
         self._behind = 0
         self._thread = threading.Thread(target=self._execute, name=f"cdcsync-compaction-{self.path}", daemon=True)
         self._thread.start()
-
-    def pending(self) -> list[str]:
-        return pending_compactions(self.spark, self.path)
 
     def drain(self, cancel: bool = False) -> None:
         """Wait for the running compaction; `cancel`: stop it instead (a stop signal), leaving its plan to the next

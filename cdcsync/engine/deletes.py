@@ -53,8 +53,7 @@ def settle(rows: DataFrame, state: TableState, mode: str, counts: dict) -> DataF
         new = (new if known is None else new.join(known, covered, "left_anti")).select(
             key.alias(KEY), order.alias(hudi.ORDER))
         if not new.isEmpty():  # replays and re-reads find their markers written: nothing to add
-            store.append(new)
-            known = store.read()
+            known = store.read(store.append(new))
     if not upserted or known is None:
         return rows
     return rows.join(known, covered & ~F.col(hudi.DELETED), "left_anti")
@@ -93,17 +92,19 @@ class _Store:
         return self.spark.read.schema(schema).parquet(*files).select(
             F.col(KEY).alias("_m_key"), F.col(hudi.ORDER).alias("_m_order"))
 
-    def append(self, markers: DataFrame) -> None:
-        """`markers` (KEY, ORDER) as one more file; past CONSOLIDATE_AT files, all rewritten as one."""
+    def append(self, markers: DataFrame) -> list[str]:
+        """`markers` (KEY, ORDER) as one more file; past CONSOLIDATE_AT files, all rewritten as one. Returns the
+        folder's files after it."""
         markers.coalesce(1).write.mode("append").parquet(self.dir)
         old = self.files()
         if len(old) <= CONSOLIDATE_AT:
-            return
+            return old
         newest = (self.read(old).groupBy("_m_key").agg(F.max("_m_order").alias("_m_order"))
                   .select(F.col("_m_key").alias(KEY), F.col("_m_order").alias(hudi.ORDER)))
         newest.coalesce(1).write.mode("append").parquet(self.dir)
         for f in old:  # a reader between the two steps sees each marker twice, which answers the same
             self._fs.delete(self._path(f), False)
+        return self.files()
 
     def remove(self) -> None:
         for folder in (self.dir, self.legacy):

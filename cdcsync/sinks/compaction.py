@@ -38,8 +38,9 @@ def lock_provider(options: dict[str, str]) -> str:
     return options.get(LOCK_PROVIDER, IN_PROCESS_LOCK)
 
 
-def write_options(mode: str | None, options: dict[str, str]) -> dict[str, str]:
-    """The Hudi write options that make `mode` happen (the caller's [sink.options] are applied after them)."""
+def write_options(mode: str | None) -> dict[str, str]:
+    """The Hudi write options that make `mode` happen; [sink.options] are applied after them (a lock provider
+    named there wins, and the compactor takes the same one: `lock_provider`)."""
     if mode is None:
         return {}
     # planning from the partitions written since the last compaction takes a first load's bulk_insert (a commit on
@@ -47,5 +48,5 @@ def write_options(mode: str | None, options: dict[str, str]) -> dict[str, str]:
     base = {"hoodie.table.services.incremental.enabled": "false"}
     if mode == ASYNC:
         return base | {INLINE_KEY: "false", "hoodie.compact.schedule.inline": "true",
-                       LOCK_PROVIDER: lock_provider(options)}
+                       LOCK_PROVIDER: IN_PROCESS_LOCK}
     return base | {INLINE_KEY: "true" if mode == INLINE else "false"}

@@ -69,7 +69,7 @@ def write_options(spec: TableSpec) -> dict[str, str]:
         "hoodie.insert.shuffle.parallelism": "4",
     }
     # the DataFrame writer never compacts on its own: its writes schedule, a background thread executes (compaction)
-    opts.update(compaction.write_options(compaction.compaction_mode(spec.table_type, spec.options), spec.options))
+    opts.update(compaction.write_options(compaction.compaction_mode(spec.table_type, spec.options)))
     if spec.primary_key:  # keyless json/raw topics are insert-only and Hudi generates the keys
         opts["hoodie.datasource.write.recordkey.field"] = ",".join(spec.primary_key)
         complex_key = spec.partition_by or len(spec.primary_key) > 1

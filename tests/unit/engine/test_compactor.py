@@ -27,13 +27,19 @@ def test_sink_options_choose_the_mode_in_hudis_words(options, mode):
 
 
 def test_async_only_schedules_in_the_write_and_shares_a_lock_with_the_compactor():
-    opts = C.write_options(C.ASYNC, {})
+    from cdcsync.sinks.hudi import TableSpec, write_options
+
+    def spec(options):
+        return TableSpec("/t", "t", "MERGE_ON_READ", ["id"], [], ["_cdc_order"], options)
+
+    opts = write_options(spec({}))
     assert opts["hoodie.compact.inline"] == "false" and opts["hoodie.compact.schedule.inline"] == "true"
-    assert opts[C.LOCK_PROVIDER] == C.IN_PROCESS_LOCK
+    assert opts[C.LOCK_PROVIDER] == C.IN_PROCESS_LOCK == C.lock_provider({})
     mine = "org.example.ZookeeperLock"  # a multi-writer setup names its own provider: both use it
-    assert C.write_options(C.ASYNC, {C.LOCK_PROVIDER: mine})[C.LOCK_PROVIDER] == mine
-    assert "hoodie.compact.schedule.inline" not in C.write_options(C.INLINE, {})  # Hudi refuses both at once
-    assert C.write_options(None, {}) == {}
+    assert write_options(spec({C.LOCK_PROVIDER: mine}))[C.LOCK_PROVIDER] == mine == C.lock_provider(
+        {C.LOCK_PROVIDER: mine})
+    assert "hoodie.compact.schedule.inline" not in C.write_options(C.INLINE)  # Hudi refuses both at once
+    assert C.write_options(None) == {}
 
 
 class _Gate:
