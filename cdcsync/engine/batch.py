@@ -23,9 +23,10 @@ from cdcsync.formats.spark import position
 from cdcsync.formats.spark.envelope import decode_envelope
 from cdcsync.kafka.header_filter import parse as parse_header_filter
 from cdcsync.kafka.spark_source import read_range
-from cdcsync.schema.spark import shape
+from cdcsync.schema.spark import fit, shape
 from cdcsync.schema.spark.columns import Col, schema_to_json, typed_row
 from cdcsync.schema.spark.evolution import merge
+from cdcsync.schema.spark.infer import BatchColumns
 from cdcsync.sinks import hudi
 
 _META_NAMES = {"topic": "_kafka_topic", "partition": "_kafka_partition", "offset": "_kafka_offset",
@@ -62,16 +63,49 @@ def decode(pipe, batch: BatchInput) -> DataFrame:
     return env
 
 
+@dataclass(frozen=True)
+class _Decoded:
+    """A table's share of a decoded batch, and how its rows are typed."""
+
+    env: DataFrame
+    kept: BatchColumns | None = None  # the columns known before the batch, if every row fits them (else inferred)
+    route: Route | None = None
+
+
 def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
                route: Route | None = None) -> BatchResult:
-    """`env` (decoded, persisted by the caller) classified, counted and committed to `cfg`'s table."""
+    """`env` (decoded; persisted by the caller when routed) classified, counted and committed to `cfg`'s table.
+    A batch whose rows all fit the columns already known is typed with them while Kafka is read, the one pass;
+    any other is cached as decoded and its columns inferred from all its records (schema/spark/fit.py)."""
     masks = masking.for_table(cfg.masks, state.spec.table_name)
     if not state.key_known:
         pk = classify.resolve_primary_key(cfg, env, state)
         state.spec = replace(state.spec, primary_key=pk)
         state.key_known = True
         masking.check_key(masks, pk, state.spec.table_name)
-    env, found = shape.batch_columns(env, cfg)  # schema versions (and routed shards) widen to one type
+    # a table whose last batch carried its schema is not tried: its rows would not fit
+    kept = None if route or masks or not state.schemaless else fit.kept_columns(env, cfg, state.columns or [])
+    if kept is not None:
+        result = _sync(pipe, cfg, state, batch, _Decoded(env, BatchColumns(kept)))
+        if result is not None:
+            return result
+        pipe.reporter.event("columns_inferred", batch=batch.batch_id, table=state.spec.table_name,
+                            why="rows that do not fit the known columns")
+    if route is not None:
+        return _sync(pipe, cfg, state, batch, _Decoded(env, route=route))
+    env = env.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        return _sync(pipe, cfg, state, batch, _Decoded(env))
+    finally:
+        env.unpersist()
+
+
+def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> BatchResult | None:
+    """The batch typed with `given.kept` (None if a row does not fit them), or with the columns inferred."""
+    masks = masking.for_table(cfg.masks, state.spec.table_name)
+    kept, route = given.kept, given.route
+    # schema versions (and routed shards) widen to one type
+    env, found = shape.batch_columns(given.env, cfg) if kept is None else (given.env, kept)
     batch_cols, env = classify.unnamable_columns_are_bad(found.columns, env, [c.name for c in state.columns or []])
     batch_cols, pins = type_conflicts.pin(env, state.columns, batch_cols, cfg, state.spec.primary_key)
     for p in pins:  # its outliers are counted bad (incompatible_type); say which column held its type and why
@@ -91,12 +125,15 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
     # a key column no row image has shown is NULL (missing_key), and Spark rejects a struct of no fields
     typed += [F.lit(None).cast("string").alias(k) for k in pk if k not in {c.name for c in cols}]
     typed = typed or [F.lit(None).cast("string").alias("_no_columns")]
-    df = env.select("*", F.struct(*typed).alias("_t"), cast_bad.alias("_cast_bad"))
+    df = env.select("*", F.struct(*typed).alias("_t"), cast_bad.alias("_cast_bad"),
+                    (fit.misfit(found.columns) if kept else F.lit(False)).alias("_misfit"))
     df = _lean(type_conflicts.relabel(classify.classified(df, pk, classify.schema_check(cfg)), pins))
     df = df.persist(StorageLevel.MEMORY_AND_DISK)
     clock = _Stages()
     try:
-        counts = ledger.count(df)  # Spark is lazy: the Kafka read and the decoding happen here
+        counts, misfits = ledger.count_flagged(df, "_misfit")  # Spark is lazy: Kafka is read, decoded, typed here
+        if misfits:
+            return None
         clock.lap("read_decode")
         ledger.check(counts, batch)
         if route and not route.write:
@@ -126,7 +163,7 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
         clock.lap("write")
         if compactor:
             compactor.poke()
-        state.columns, state.committed = cols, True
+        state.columns, state.committed, state.schemaless = cols, True, found.from_rows
         return BatchResult(batch.batch_id, batch.start, batch.end, instant, counts, changes, samples,
                            stages=clock.seconds)
     finally:

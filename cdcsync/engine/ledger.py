@@ -15,12 +15,19 @@ _COUNTS = ("messages", "rows", "min_offset", "max_offset", "newest_ms", *CLASSES
 
 def count(df: DataFrame) -> dict[str, dict[str, int]]:
     """One aggregation over classified rows (`_class`): {"topic/partition": counts}."""
+    return count_flagged(df, None)[0]
+
+
+def count_flagged(df: DataFrame, flag: str | None) -> tuple[dict[str, dict[str, int]], int]:
+    """`count`, and in the same aggregation the rows whose boolean column `flag` is true."""
     aggs = [F.count(F.when(F.col("_pos") == 0, 1)).alias("messages"), F.count(F.lit(1)).alias("rows"),
             F.min("_kafka_offset").alias("min_offset"), F.max("_kafka_offset").alias("max_offset"),
             F.coalesce(F.max(F.unix_millis("_kafka_timestamp")), F.lit(0)).alias("newest_ms")]
     aggs += [F.count(F.when(F.col("_class") == k, 1)).alias(k) for k in CLASSES]
-    return {f"{r['_kafka_topic']}/{r['_kafka_partition']}": {k: int(r[k]) for k in _COUNTS}
-            for r in df.groupBy("_kafka_topic", "_kafka_partition").agg(*aggs).collect()}
+    aggs.append(F.count(F.when(F.col(flag), 1)) if flag else F.lit(0))
+    rows = df.groupBy("_kafka_topic", "_kafka_partition").agg(*aggs).collect()
+    counts = {f"{r['_kafka_topic']}/{r['_kafka_partition']}": {k: int(r[k]) for k in _COUNTS} for r in rows}
+    return counts, sum(int(r[-1]) for r in rows)
 
 
 def add(parts: list[dict]) -> dict[str, dict[str, int]]:

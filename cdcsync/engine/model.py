@@ -34,6 +34,7 @@ class TableState:
     key_known: bool = False
     ordering: str = ORDERING  # how this table's _cdc_order is built (sinks/hudi.py)
     committed: bool = True  # the table has a completed commit: False writes the next batch as a first load
+    schemaless: bool = True  # the last batch's types came from its row images, not a schema it carried
 
 
 @dataclass(frozen=True)

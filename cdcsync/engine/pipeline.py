@@ -191,9 +191,8 @@ class Pipeline:
         if progress:
             routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, "writing")
         env = decode(self, batch)
-        if cfg.routes:
-            env = routing.with_targets(env, cfg)
-        env = env.persist(StorageLevel.MEMORY_AND_DISK)
+        if cfg.routes:  # every routed table reads its share of the one decoded batch
+            env = routing.with_targets(env, cfg).persist(StorageLevel.MEMORY_AND_DISK)
         try:
             if cfg.routes:
                 result = routing.sync_routed(self, batch, env)
@@ -204,7 +203,8 @@ class Pipeline:
         except Exception as e:  # a JVM-side failure: name the layer from the exception chain
             raise _jvm_failure(e, cfg, batch) from e
         finally:
-            env.unpersist()
+            if cfg.routes:
+                env.unpersist()
         if progress:
             maybe_crash("routed_before_done", batch.batch_id)
             routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, "done")

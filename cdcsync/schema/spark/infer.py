@@ -96,6 +96,7 @@ class BatchColumns:
 
     columns: list[Col]
     versions: dict[int, list[Col]] = field(default_factory=dict)
+    from_rows: bool = True  # inferred from the row images' JSON (no schema envelope, no mysqlType)
 
 
 def infer_batch_columns(env: DataFrame, fmt: str, key_fields: list[str] | None = None) -> BatchColumns:
@@ -109,11 +110,12 @@ def infer_batch_columns(env: DataFrame, fmt: str, key_fields: list[str] | None =
             usable = {h: [*(c for c in from_key if c.name not in {x.name for x in cols}), *cols]
                       for h, cols in usable.items()}
         if usable:  # otherwise the row images decide, as for schemaless events
-            return BatchColumns(_widest(list(usable.values())), usable if len(usable) > 1 else {})
+            return BatchColumns(_widest(list(usable.values())), usable if len(usable) > 1 else {}, from_rows=False)
     if fmt == "canal-json":  # Canal's values are text: its mysqlType versions only need the widest type
         maps = [json.loads(text) for text, _ in _oldest_first(rows, "_types", MAX_VERSIONS)]
         if maps:
-            return BatchColumns(_widest([[Col(k, mysql_type(v).spark_ddl()) for k, v in m.items()] for m in maps]))
+            return BatchColumns(_widest([[Col(k, mysql_type(v).spark_ddl()) for k, v in m.items()] for m in maps]),
+                                from_rows=False)
     text = rows.select(F.coalesce("_row", "_key_row").alias("j"))
     fields = _json_fields(text)
     order = _first_seen_order(text.where(F.ltrim("j").startswith("{")))

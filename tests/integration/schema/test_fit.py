@@ -1,0 +1,137 @@
+"""Known columns (schema/spark/fit.py): a batch whose rows all fit them is typed without inference over all its
+records, and that is only allowed when inference would have given the same columns. Property-checked against
+Spark's own inference, and end to end: the fitting batches skip inference, a misfit is inferred again."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cdcsync.schema.spark import fit
+from cdcsync.schema.spark.columns import Col
+from cdcsync.schema.spark.evolution import merge
+from cdcsync.schema.spark.infer import infer_batch_columns
+from tests.integration.engine.helpers import hudi_rs_rows, run_once, spark_rows, write_config
+
+pytestmark = pytest.mark.integration
+
+_ENV = ("_op string, _row string, _key_row string, _schema string, _types string, _kafka_topic string, "
+        "_kafka_partition int, _kafka_offset long")
+_VALUES = st.one_of(
+    st.integers(-2**70, 2**70), st.floats(allow_nan=False, allow_infinity=False), st.booleans(), st.none(),
+    st.sampled_from(["5", "-1", "1.0", "NaN", "Infinity", "true", "x", "", "{y", "[z", "é"]),
+    st.sampled_from([{"n": 1}, [1, 2], {}, []]),
+)
+_ROWS = st.lists(st.dictionaries(st.sampled_from(["a", "b", "c"]), _VALUES, min_size=1, max_size=3),
+                 min_size=1, max_size=8)
+_TYPES = st.sampled_from(["BIGINT", "DOUBLE", "BOOLEAN", "STRING"])
+_COLS = st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), _TYPES), min_size=1, max_size=3,
+                 unique_by=lambda t: t[0])
+_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _env(spark, rows: list[dict]):
+    data = [("u", json.dumps(r), None, None, None, "t", 0, i) for i, r in enumerate(rows)]
+    return spark.createDataFrame(data, _ENV)
+
+
+def _misfits(env, cols: list[Col]) -> int:
+    return env.where(fit.misfit(cols)).count()
+
+
+@_SETTINGS
+@given(rows=_ROWS, k=st.integers(1, 8))
+def test_a_batch_that_fits_its_first_rows_columns_infers_to_exactly_them(spark, rows, k):
+    env = _env(spark, rows)
+    sampled = infer_batch_columns(_env(spark, rows[:k]), "json").columns
+    if fit.checkable(sampled) and not _misfits(env, sampled):
+        assert infer_batch_columns(env, "json").columns == sampled
+
+
+@_SETTINGS
+@given(rows=_ROWS, table=_COLS)
+def test_a_batch_that_fits_the_tables_columns_changes_none_of_them(spark, rows, table):
+    cols = [Col(n, t) for n, t in table]
+    env = _env(spark, rows)
+    if not _misfits(env, cols):
+        assert merge(cols, infer_batch_columns(env, "json").columns, {}) == (cols, [])
+
+
+@pytest.mark.parametrize("text", [
+    '{"id": 1, "qty": "5"}',  # a quoted number in a BIGINT column
+    '{"id": 1, "qty": 1.0}',  # a fraction's notation
+    '{"id": 1, "qty": 1, "extra": null}',  # a field the columns lack, even when null
+    '{"id": 1, "qty": 1, "name": {"first": "a"}}',  # an object in a STRING column
+    '{"id": 1, "\\u0071ty": "2"}',  # a name spelt with an escape
+    '{"id": 1, "qty": 99999999999999999999}',  # past BIGINT: inferred as a DECIMAL
+])
+def test_each_kind_of_misfit_is_caught(spark, text):
+    cols = [Col("id", "BIGINT"), Col("qty", "BIGINT"), Col("name", "STRING")]
+    rows = [("u", text, None, None, None, "t", 0, 0),
+            ("u", json.dumps({"id": 1, "qty": -3, "name": "x"}), None, None, None, "t", 0, 1)]
+    env = spark.createDataFrame(rows, _ENV)
+    assert [r["_kafka_offset"] for r in env.where(fit.misfit(cols)).collect()] == [0]
+
+
+class _Events:
+    def __init__(self):
+        self.kinds: list[str] = []
+
+    def info(self, message):
+        pass
+
+    def warn(self, message):
+        pass
+
+    def event(self, kind, **fields):
+        self.kinds.append(kind)
+
+
+def _count_inferences(monkeypatch) -> list[int]:
+    from cdcsync.engine import batch
+
+    calls, real = [], batch.shape.batch_columns
+
+    def counted(env, cfg):
+        calls.append(1)
+        return real(env, cfg)
+
+    monkeypatch.setattr(batch.shape, "batch_columns", counted)
+    return calls
+
+
+def test_batches_that_fit_are_typed_with_the_known_columns(spark, bootstrap, make_topic, produce, tmp_path,
+                                                           monkeypatch):
+    rows = [{"id": i, "qty": i * 10, "name": f"n{i}"} for i in range(9)] + [{"id": 2, "qty": None, "name": "b"}]
+    topic = make_topic()
+    produce(topic, rows)
+    cfg = write_config(tmp_path, bootstrap, topic, "json", "MERGE_ON_READ",
+                       **{"sink.primary_key": ["id"], "run.max_records_per_batch": 4})
+    inferred, events = _count_inferences(monkeypatch), _Events()
+    summary = run_once(cfg, spark, events)
+
+    assert summary.batches == 3 and inferred == [] and "columns_inferred" not in events.kinds
+    want = {i: (i * 10, f"n{i}") for i in range(9)} | {2: (None, "b")}
+    for read in (spark_rows(spark, str(tmp_path / "table")), hudi_rs_rows(str(tmp_path / "table"))):
+        assert {r["id"]: (r["qty"], r["name"]) for r in read} == want
+
+
+def test_a_row_outside_the_sampled_columns_makes_the_batch_inferred_from_all_rows(
+        spark, bootstrap, make_topic, produce, tmp_path, monkeypatch):
+    monkeypatch.setattr(fit, "SAMPLE_ROWS", 2)
+    rows = [{"id": 0, "qty": 1}, {"id": 1, "qty": 2}, {"id": 2, "qty": 2.5, "color": "red"}]
+    topic = make_topic()
+    produce(topic, rows)
+    cfg = write_config(tmp_path, bootstrap, topic, "json", "COPY_ON_WRITE", **{"sink.primary_key": ["id"]})
+    inferred, events = _count_inferences(monkeypatch), _Events()
+    summary = run_once(cfg, spark, events)
+
+    assert summary.batches == 1 and inferred == [1] and "columns_inferred" in events.kinds
+    df = spark.read.format("hudi").load(str(tmp_path / "table"))
+    assert dict(df.dtypes)["qty"] == "double"
+    want = {0: (1.0, None), 1: (2.0, None), 2: (2.5, "red")}
+    for read in (spark_rows(spark, str(tmp_path / "table")), hudi_rs_rows(str(tmp_path / "table"))):
+        assert {r["id"]: (r["qty"], r["color"]) for r in read} == want
