@@ -50,16 +50,17 @@ def decode(pipe, batch: BatchInput) -> DataFrame:
                           pipe.writer_schemas(batch), cfg.source.key_fields)
     if cfg.source.max_message_bytes:
         too_big = F.octet_length("_raw_value") > cfg.source.max_message_bytes
-        env = (env.withColumn("_bad", F.when(too_big, vocabulary.OVERSIZED).otherwise(F.col("_bad")))
-               .withColumn("_bad_detail", F.when(too_big, F.format_string(
-                   f"value is %d bytes, more than source.max_message_bytes = {cfg.source.max_message_bytes}",
-                   F.octet_length("_raw_value"))).otherwise(F.col("_bad_detail")))
-               .withColumn("_op", F.when(too_big, None).otherwise(F.col("_op"))))
+        env = env.withColumns({  # one projection: each plan step is analysed again over the whole plan
+            "_bad": F.when(too_big, vocabulary.OVERSIZED).otherwise(F.col("_bad")),
+            "_bad_detail": F.when(too_big, F.format_string(
+                f"value is %d bytes, more than source.max_message_bytes = {cfg.source.max_message_bytes}",
+                F.octet_length("_raw_value"))).otherwise(F.col("_bad_detail")),
+            "_op": F.when(too_big, None).otherwise(F.col("_op"))})
     if cfg.source.header_filter:  # a record for other consumers is skipped (counted), never dead-lettered
         keep = parse_header_filter(cfg.source.header_filter).spark_condition(F.col("_kafka_headers"))
-        env = (env.withColumn("_skip", F.when(~keep, vocabulary.FILTERED).otherwise(F.col("_skip")))
-               .withColumn("_bad", F.when(~keep, None).otherwise(F.col("_bad")))
-               .withColumn("_op", F.when(~keep, "s").otherwise(F.col("_op"))))
+        env = env.withColumns({"_skip": F.when(~keep, vocabulary.FILTERED).otherwise(F.col("_skip")),
+                               "_bad": F.when(~keep, None).otherwise(F.col("_bad")),
+                               "_op": F.when(~keep, "s").otherwise(F.col("_op"))})
     return env
 
 

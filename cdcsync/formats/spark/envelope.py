@@ -111,10 +111,11 @@ def _guard_utf8(df: DataFrame) -> DataFrame:
     """Bytes that are not UTF-8 decode with replacement characters: flag them rather than write mangled text."""
     df, invalid = _stage(df, "_utf8_bad", F.col("_raw_value").isNotNull()
                          & (F.encode(F.col("_value"), "UTF-8") != F.col("_raw_value")))
-    return (df.withColumn("_op", F.when(invalid, None).otherwise(F.col("_op")))
-            .withColumn("_skip", F.when(invalid, None).otherwise(F.col("_skip")))
-            .withColumn("_bad_detail", F.when(invalid, v.BAD_REASONS[v.INVALID_UTF8]).otherwise(F.col("_bad_detail")))
-            .withColumn("_bad", F.when(invalid, v.INVALID_UTF8).otherwise(F.col("_bad"))).drop("_utf8_bad"))
+    return df.withColumns({  # one projection: each plan step is analysed again over the whole plan
+        "_op": F.when(invalid, None).otherwise(F.col("_op")),
+        "_skip": F.when(invalid, None).otherwise(F.col("_skip")),
+        "_bad_detail": F.when(invalid, v.BAD_REASONS[v.INVALID_UTF8]).otherwise(F.col("_bad_detail")),
+        "_bad": F.when(invalid, v.INVALID_UTF8).otherwise(F.col("_bad"))}).drop("_utf8_bad")
 
 
 def _kafka_ts_ms(df_col_ts: Column) -> Column:
