@@ -53,6 +53,11 @@ def schema_from_json(text: str | list | None) -> list[Col]:
     return [Col.from_json(d) for d in data]
 
 
+# from_json without options is split by Spark's optimizer (OptimizeJsonExprs) into one parse per field read: a row
+# of 20 typed columns was parsed 20 times. Any option turns that off; this one is from_json's default.
+ONE_PARSE = {"mode": "PERMISSIVE"}
+
+
 def text_struct(names: list[str]) -> str:
     return "STRUCT<" + ", ".join(f"`{n}`: STRING" for n in names) + ">"
 
@@ -194,7 +199,7 @@ def typed_row(row_text: Column, cols: list[Col], versions: dict[int, list[Col]] 
     """([typed column per Col], array of names whose value could not be converted). With `versions` (a Debezium
     schema's xxhash64 → its columns), a record of a version whose column is carried differently is decoded by its
     own version's rule, then cast to the table's type."""
-    parsed = F.from_json(row_text, text_struct([c.name for c in cols]))
+    parsed = F.from_json(row_text, text_struct([c.name for c in cols]), ONE_PARSE)
     typed, bad = [], []
     for c in cols:
         raw = parsed[c.name]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from cdcsync.schema.spark.columns import NAME, PLAIN, Col, text_struct
+from cdcsync.schema.spark.columns import NAME, ONE_PARSE, PLAIN, Col, convert, text_struct
 from cdcsync.schema.spark.infer import infer_batch_columns
 
 SAMPLE_ROWS = 10_000  # rows a table's first batch infers its columns from before the check over all of them
@@ -53,16 +53,16 @@ def misfit(cols: list[Col]) -> Column:
     its envelope, a field `cols` lacks, or a value whose JSON kind is not its column's. Read from the text
     parse typed_row makes (Spark computes the same expression once) and one regex over the row."""
     text = F.coalesce("_row", "_key_row")
-    raw = F.from_json(text, text_struct([c.name for c in cols]))
+    raw = F.from_json(text, text_struct([c.name for c in cols]), ONE_PARSE)  # typed_row's parse, to be shared
     wrong = []
     for c in cols:
         value = raw[c.name]
         if c.type == "STRING":  # any JSON value reads as text; an object or array would infer as nested
             wrong.append(F.ltrim(value).startswith("{") | F.ltrim(value).startswith("["))
-        elif c.type == "BIGINT":  # 1.0 reads as BIGINT 1, yet infers as DOUBLE
-            wrong.append(value.isNotNull() & (~value.rlike(r"^-?[0-9]+$") | value.cast("bigint").isNull()))
+        elif c.type == "BIGINT":  # 1.0 reads as BIGINT 1, yet infers as DOUBLE; typed_row's conversion, shared
+            wrong.append(value.isNotNull() & (convert(value, c).isNull() | value.contains(".")))
         elif c.type == "DOUBLE":
-            wrong.append(value.isNotNull() & value.cast("double").isNull())
+            wrong.append(value.isNotNull() & convert(value, c).isNull())
         else:
             wrong.append(value.isNotNull() & ~value.isin("true", "false"))
     typed = [c.name for c in cols if c.type != "STRING"]

@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 from cdcsync.errors import SchemaError
 from cdcsync.formats.vocabulary import envelope_of
 from cdcsync.schema.options import FLATTEN_SEP as SEP
-from cdcsync.schema.spark.columns import JSON_TEXT, Col
+from cdcsync.schema.spark.columns import JSON_TEXT, ONE_PARSE, Col
 from cdcsync.schema.spark.infer import BatchColumns, from_spark_type, infer_batch_columns
 
 
@@ -60,7 +60,7 @@ def flatten(env: DataFrame) -> tuple[DataFrame, dict[str, list[Col]]]:
         return env, {}
     paths = list(_leaves(schema, ()))
     _check_collisions([p for p, _ in paths])
-    parsed = F.from_json(F.col("_row"), _as_text(schema))
+    parsed = F.from_json(F.col("_row"), _as_text(schema), ONE_PARSE)
     fields = []
     for path, _ in paths:
         value = parsed

@@ -89,3 +89,26 @@ def test_malformed_base64_is_a_bad_value_not_a_failed_batch(spark):
     assert [r.d for r in rows] == ["1", "1", "258", None, None, None, None, None, "66051"]
     assert [None if r.b is None else bytes(r.b) for r in rows] == [
         b"\x01", b"\x01", b"\x01\x02", None, None, None, None, b"", b"\x01\x02\x03"]
+
+
+def test_a_row_is_parsed_once_however_many_columns_are_read(spark):
+    """Spark's optimizer split a from_json whose fields are read one by one into one parse per field: the typing
+    and the fit check read each of a table's columns, so a row of N columns was parsed N times."""
+    import re
+
+    from pyspark.sql import functions as F
+
+    from cdcsync.schema.spark import fit
+    from cdcsync.schema.spark.columns import Col, typed_row
+
+    cols = [Col(f"c{i}", t) for i, t in enumerate(["BIGINT", "STRING", "DOUBLE", "BOOLEAN"] * 3)]
+    row = json.dumps({"c0": 5, "c1": "x", "c2": 1.5, "c3": True})
+    df = spark.createDataFrame([("u", row)], "_op string, _row string").select(
+        "*", *(F.lit(None).cast("string").alias(c) for c in ("_key_row", "_schema", "_types")))
+    typed, bad = typed_row(F.coalesce("_row", "_key_row"), cols)
+    out = df.select(F.struct(*typed).alias("t"), bad.alias("bad"), fit.misfit(cols).alias("misfit"))
+    plan = out._jdf.queryExecution().optimizedPlan().toString()
+    assert {m.group(1) for m in re.finditer(r"from_json\(StructField\((\w+),", plan)} == {"c0"}  # one schema: all
+    got = out.collect()[0]
+    assert (got.t.c0, got.t.c1, got.t.c2, got.t.c3, got.t.c4, got.bad, got.misfit) == (5, "x", 1.5, True, None, [],
+                                                                                         False)
