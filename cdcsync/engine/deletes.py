@@ -51,9 +51,12 @@ def settle(rows: DataFrame, state: TableState, mode: str, counts: dict) -> DataF
     if deleted:  # a delete without an ordering value (a key-only image and a custom ordering_field) marks nothing
         new = rows.where(F.col(hudi.DELETED) & order.isNotNull())
         new = (new if known is None else new.join(known, covered, "left_anti")).select(
-            key.alias(KEY), order.alias(hudi.ORDER))
-        if not new.isEmpty():  # replays and re-reads find their markers written: nothing to add
-            known = store.read(store.append(new))
+            key.alias(KEY), order.alias(hudi.ORDER)).persist()  # the look and the write: one anti-join
+        try:
+            if not new.isEmpty():  # replays and re-reads find their markers written: nothing to add
+                known = store.read(store.append(new))
+        finally:
+            new.unpersist()
     if not upserted or known is None:
         return rows
     return rows.join(known, covered & ~F.col(hudi.DELETED), "left_anti")
