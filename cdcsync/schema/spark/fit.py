@@ -12,7 +12,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from cdcsync.schema.spark.columns import NAME, ONE_PARSE, PLAIN, Col, convert, text_struct
+from cdcsync.schema.spark.columns import NAME, PLAIN, Col, convert, parsed_row
 from cdcsync.schema.spark.infer import infer_batch_columns
 
 SAMPLE_ROWS = 10_000  # rows a table's first batch infers its columns from before the check over all of them
@@ -53,7 +53,7 @@ def misfit(cols: list[Col]) -> Column:
     its envelope, a field `cols` lacks, or a value whose JSON kind is not its column's. Read from the text
     parse typed_row makes (Spark computes the same expression once) and one regex over the row."""
     text = F.coalesce("_row", "_key_row")
-    raw = F.from_json(text, text_struct([c.name for c in cols]), ONE_PARSE)  # typed_row's parse, to be shared
+    raw = parsed_row(text, [c.name for c in cols])  # typed_row's parse
     wrong = []
     for c in cols:
         value = raw[c.name]
