@@ -121,13 +121,17 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
             hint="declare the column's type in [schema.columns], or widen it in the table by hand",
             column=first.column, old=first.old, new=first.new,
         )
-    typed, cast_bad = typed_row(F.coalesce("_row", "_key_row"), cols, found.versions)
+    if kept:  # the known columns are the table's (merge changed none): one typed parse types and checks the rows
+        env = fit.with_typed_parse(env, cols)
+        typed, cast_bad = fit.typed(cols), F.array().cast("array<string>")  # a value that cannot convert misfits
+    else:
+        typed, cast_bad = typed_row(F.coalesce("_row", "_key_row"), cols, found.versions)
     pk = state.spec.primary_key
     # a key column no row image has shown is NULL (missing_key), and Spark rejects a struct of no fields
     typed += [F.lit(None).cast("string").alias(k) for k in pk if k not in {c.name for c in cols}]
     typed = typed or [F.lit(None).cast("string").alias("_no_columns")]
     df = env.select("*", F.struct(*typed).alias("_t"), cast_bad.alias("_cast_bad"),
-                    (fit.misfit(found.columns) if kept else F.lit(False)).alias("_misfit"))
+                    (fit.misfit(cols) if kept else F.lit(False)).alias("_misfit")).drop("_fit")
     df = _lean(type_conflicts.relabel(classify.classified(df, pk, classify.schema_check(cfg)), pins))
     df = df.persist(StorageLevel.MEMORY_AND_DISK)
     clock = _Stages()

@@ -62,12 +62,6 @@ def text_struct(names: list[str]) -> str:
     return "STRUCT<" + ", ".join(f"`{n}`: STRING" for n in names) + ">"
 
 
-def parsed_row(row_text: Column, names: list[str]) -> Column:
-    """The row image as a struct of each column's JSON text: typing and the fit check read this one expression,
-    which Spark then evaluates once per row."""
-    return F.from_json(row_text, text_struct(names), ONE_PARSE)
-
-
 def convert(text: Column, col: Col, quoted: Column | None = None) -> Column:
     """The typed value of one column from its JSON text; `quoted`: was the value a JSON string (a Connect decimal
     is base64 text, or a JSON number with decimal.format=NUMERIC, and "99e9" is both)."""
@@ -205,7 +199,7 @@ def typed_row(row_text: Column, cols: list[Col], versions: dict[int, list[Col]] 
     """([typed column per Col], array of names whose value could not be converted). With `versions` (a Debezium
     schema's xxhash64 → its columns), a record of a version whose column is carried differently is decoded by its
     own version's rule, then cast to the table's type."""
-    parsed = parsed_row(row_text, [c.name for c in cols])
+    parsed = F.from_json(row_text, text_struct([c.name for c in cols]), ONE_PARSE)
     typed, bad = [], []
     for c in cols:
         raw = parsed[c.name]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from cdcsync.schema.spark.columns import NAME, PLAIN, Col, convert, parsed_row
+from cdcsync.schema.spark.columns import NAME, PLAIN, Col
 from cdcsync.schema.spark.infer import infer_batch_columns
 
 SAMPLE_ROWS = 10_000  # rows a table's first batch infers its columns from before the check over all of them
@@ -48,30 +48,43 @@ def checkable(cols: list[Col]) -> bool:
     return bool(cols) and storable and all(c.encoding == PLAIN and c.type in _CHECKABLE for c in cols)
 
 
+# the typed parse's corrupt-record field: not a storable column name (NAME), so never one of the columns
+_NOT_FITTING = "#not fitting"
+
+
+def with_typed_parse(env: DataFrame, cols: list[Col]) -> DataFrame:
+    """`env` plus `_fit`: each row image parsed once into the columns' own types, the way a declared schema reads
+    it; a value of another JSON kind than its column's (a quoted number, 1.5 for a BIGINT, past BIGINT) fails the
+    parse and sets its corrupt-record field. A column of its own, so that the typing and the fit check read one
+    parse (Spark keeps an expensive expression that several others read in a projection of its own)."""
+    schema = "STRUCT<" + ", ".join(f"`{c.name}`: {c.type}" for c in cols) + f", `{_NOT_FITTING}`: STRING>"
+    parse = F.from_json(_row_text(), schema, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _NOT_FITTING})
+    return env.withColumn("_fit", parse)
+
+
+def typed(cols: list[Col]) -> list[Column]:
+    """The typed columns of a row that fits `cols` (with_typed_parse's): each value converts, by the fit check."""
+    return [F.col("_fit")[c.name].alias(c.name) for c in cols]
+
+
 def misfit(cols: list[Col]) -> Column:
     """True for a change record that inference over the batch would type differently from `cols`: a schema in
-    its envelope, a field `cols` lacks, or a value whose JSON kind is not its column's. Read from the text
-    parse typed_row makes (Spark computes the same expression once) and one regex over the row."""
-    text = F.coalesce("_row", "_key_row")
-    raw = parsed_row(text, [c.name for c in cols])  # typed_row's parse
-    wrong = []
+    its envelope, a field `cols` lacks, or a value whose JSON kind is not its column's (with_typed_parse's)."""
+    parsed = F.col("_fit")
+    wrong = [parsed[_NOT_FITTING].isNotNull()]
     for c in cols:
-        value = raw[c.name]
+        value = parsed[c.name]
         if c.type == "STRING":  # any JSON value reads as text; an object or array would infer as nested
             wrong.append(F.ltrim(value).startswith("{") | F.ltrim(value).startswith("["))
-        elif c.type == "BIGINT":  # 1.0 reads as BIGINT 1, yet infers as DOUBLE; typed_row's conversion, shared
-            wrong.append(value.isNotNull() & (convert(value, c).isNull() | value.contains(".")))
-        elif c.type == "DOUBLE":
-            wrong.append(value.isNotNull() & convert(value, c).isNull())
-        else:
-            wrong.append(value.isNotNull() & ~value.isin("true", "false"))
-    typed = [c.name for c in cols if c.type != "STRING"]
-    if typed:  # a quoted value ("5") of a typed column infers as STRING; a \u escape could spell a name
-        names = "|".join(r"\Q" + n.replace(r"\E", r"\E\\E\Q") + r"\E" for n in typed)
-        wrong.append(text.rlike(f'"(?:{names})"\\s*:\\s*"|\\\\u'))
-    extra = F.size(F.array_except(F.json_object_keys(text), F.array(*(F.lit(c.name) for c in cols)))) > 0
+        elif c.type == "DOUBLE":  # a DOUBLE reads "NaN" and "Infinity" quoted, which infer as STRING
+            wrong.append(F.isnan(value) | value.isin(float("inf"), float("-inf")))
+    extra = F.size(F.array_except(F.json_object_keys(_row_text()), F.array(*(F.lit(c.name) for c in cols)))) > 0
     carries_schema = F.col("_schema").isNotNull() | F.col("_types").isNotNull()
     return F.coalesce(F.col("_op").isin("u", "d") & (carries_schema | extra | _any(wrong)), F.lit(False))
+
+
+def _row_text() -> Column:
+    return F.coalesce("_row", "_key_row")
 
 
 def _any(conditions: list[Column]) -> Column:

@@ -106,9 +106,14 @@ def test_a_row_is_parsed_once_however_many_columns_are_read(spark):
     df = spark.createDataFrame([("u", row)], "_op string, _row string").select(
         "*", *(F.lit(None).cast("string").alias(c) for c in ("_key_row", "_schema", "_types")))
     typed, bad = typed_row(F.coalesce("_row", "_key_row"), cols)
-    out = df.select(F.struct(*typed).alias("t"), bad.alias("bad"), fit.misfit(cols).alias("misfit"))
-    plan = out._jdf.queryExecution().optimizedPlan().toString()
+    full = df.select(F.struct(*typed).alias("t"), bad.alias("bad"))
+    plan = full._jdf.queryExecution().optimizedPlan().toString()
     assert {m.group(1) for m in re.finditer(r"from_json\(StructField\((\w+),", plan)} == {"c0"}  # one schema: all
-    got = out.collect()[0]
-    assert (got.t.c0, got.t.c1, got.t.c2, got.t.c3, got.t.c4, got.bad, got.misfit) == (5, "x", 1.5, True, None, [],
-                                                                                         False)
+    assert full.collect()[0] == ((5, "x", 1.5, True, None, None, None, None, None, None, None, None), [])
+
+    # the known columns' way: one typed parse that the typing and the fit check both read, in a projection of its own
+    kept = fit.with_typed_parse(df, cols).select(F.struct(*fit.typed(cols)).alias("t"),
+                                                 fit.misfit(cols).alias("misfit"))
+    assert kept._jdf.queryExecution().optimizedPlan().toString().count("from_json(") == 1
+    got = kept.collect()[0]
+    assert (got.t.c0, got.t.c1, got.t.c2, got.t.c3, got.t.c4, got.misfit) == (5, "x", 1.5, True, None, False)

@@ -9,9 +9,10 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pyspark.sql import functions as F
 
 from cdcsync.schema.spark import fit
-from cdcsync.schema.spark.columns import Col
+from cdcsync.schema.spark.columns import Col, typed_row
 from cdcsync.schema.spark.evolution import merge
 from cdcsync.schema.spark.infer import infer_batch_columns
 from tests.integration.engine.helpers import hudi_rs_rows, run_once, spark_rows, write_config
@@ -39,7 +40,7 @@ def _env(spark, rows: list[dict]):
 
 
 def _misfits(env, cols: list[Col]) -> int:
-    return env.where(fit.misfit(cols)).count()
+    return fit.with_typed_parse(env, cols).where(fit.misfit(cols)).count()
 
 
 @_SETTINGS
@@ -60,6 +61,18 @@ def test_a_batch_that_fits_the_tables_columns_changes_none_of_them(spark, rows, 
         assert merge(cols, infer_batch_columns(env, "json").columns, {}) == (cols, [])
 
 
+@_SETTINGS
+@given(rows=_ROWS, table=_COLS)
+def test_a_fitting_row_is_typed_as_the_full_way_types_it(spark, rows, table):
+    cols = [Col(n, t) for n, t in table]
+    env = fit.with_typed_parse(_env(spark, rows), cols)
+    full, cast_bad = typed_row(F.col("_row"), cols)
+    got = env.where(~fit.misfit(cols)).select(F.struct(*fit.typed(cols)).alias("kept"), F.struct(*full).alias("full"),
+                                              cast_bad.alias("bad")).collect()
+    for r in got:
+        assert r["kept"] == r["full"] and r["bad"] == []
+
+
 @pytest.mark.parametrize("text", [
     '{"id": 1, "qty": "5"}',  # a quoted number in a BIGINT column
     '{"id": 1, "qty": 1.0}',  # a fraction's notation
@@ -67,13 +80,17 @@ def test_a_batch_that_fits_the_tables_columns_changes_none_of_them(spark, rows, 
     '{"id": 1, "qty": 1, "name": {"first": "a"}}',  # an object in a STRING column
     '{"id": 1, "\\u0071ty": "2"}',  # a name spelt with an escape
     '{"id": 1, "qty": 99999999999999999999}',  # past BIGINT: inferred as a DECIMAL
+    '{"id": 1, "score": "NaN"}',  # a DOUBLE reads a quoted NaN, which infers as STRING
+    '{"id": 1, "ok": "true"}',  # a quoted boolean
+    '{"id": 1, "qty": 2, "qty": "x"}',  # a name twice
 ])
 def test_each_kind_of_misfit_is_caught(spark, text):
-    cols = [Col("id", "BIGINT"), Col("qty", "BIGINT"), Col("name", "STRING")]
+    cols = [Col("id", "BIGINT"), Col("qty", "BIGINT"), Col("name", "STRING"), Col("score", "DOUBLE"),
+            Col("ok", "BOOLEAN")]
     rows = [("u", text, None, None, None, "t", 0, 0),
-            ("u", json.dumps({"id": 1, "qty": -3, "name": "x"}), None, None, None, "t", 0, 1)]
+            ("u", json.dumps({"id": 1, "qty": -3, "name": "x", "score": 2, "ok": False}), None, None, None, "t", 0, 1)]
     env = spark.createDataFrame(rows, _ENV)
-    assert [r["_kafka_offset"] for r in env.where(fit.misfit(cols)).collect()] == [0]
+    assert [r["_kafka_offset"] for r in fit.with_typed_parse(env, cols).where(fit.misfit(cols)).collect()] == [0]
 
 
 class _Events:
