@@ -158,6 +158,7 @@ class Pipeline:
             if last:
                 state.columns = schema_from_json(last["schema"])
                 state.ordering = last["ordering"]
+                state.schemaless = last["schemaless"]  # typed from a schema its records carried: no fit to try
             # a checkpoint of the table itself is a commit; without one, a replay may still have left one
             state.committed = (bool(last) and source == cfg.sink.path) or \
                 hudi.latest_instant(self.spark, cfg.sink.path) is not None

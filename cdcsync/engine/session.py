@@ -36,9 +36,6 @@ BASE_CONF = {
     # a parse shared by the right sides of ANDs (the envelope's rare-case checks) is otherwise hoisted and run for
     # every record: the Debezium decode took 7.1 s per 1M records with it eager, 4.6 s without
     "spark.sql.subexpressionElimination.skipForShortcutExpr": "true",
-    # a batch's cached typed rows barely compress (90 vs 98 MB per 1M records), yet gathering the dictionary
-    # statistics took 13 % of the one pass's executor time
-    "spark.sql.inMemoryColumnarStorage.compressed": "false",
 }
 
 

@@ -21,6 +21,8 @@ META_SCHEMA_CHANGES = META_PREFIX + "schema_changes"  # the schema history: chan
 META_VERSION = META_PREFIX + "version"
 META_REPLAY = META_PREFIX + "replay"  # a replayed range: {"from": offsets, "to": offsets}; never a resume point
 META_ORDERING = META_PREFIX + "ordering"  # how _cdc_order is built; absent on tables of earlier versions
+# where the batch's types came from: "rows" (their JSON values) or "schema" (a schema the records carried)
+META_TYPED_FROM = META_PREFIX + "typed_from"
 META_DL_REASONS = META_PREFIX + "reasons"  # on a dead-letter commit: {reason: records}, read by `status`
 META_DL_REPLAYED = META_PREFIX + "replayed"  # on a dead-letter marking commit: how many records it marked
 ORDERING = "log-position"  # the source's log position, then Kafka coordinates (formats/spark/position.py)
@@ -167,6 +169,7 @@ def last_checkpoint(spark, path: str) -> dict | None:
                 "schema": json.loads(md.getMetadata(META_SCHEMA) or "null"),
                 "ledger": json.loads(md.getMetadata(META_LEDGER) or "null"),
                 "ordering": md.getMetadata(META_ORDERING) or ORDERING_LEGACY,
+                "schemaless": md.getMetadata(META_TYPED_FROM) != "schema",  # absent before: try the known columns
             }
     return None
 

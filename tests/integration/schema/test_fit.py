@@ -152,3 +152,35 @@ def test_a_row_outside_the_sampled_columns_makes_the_batch_inferred_from_all_row
     want = {0: (1.0, None), 1: (2.0, None), 2: (2.5, "red")}
     for read in (spark_rows(spark, str(tmp_path / "table")), hudi_rs_rows(str(tmp_path / "table"))):
         assert {r["id"]: (r["qty"], r["color"]) for r in read} == want
+
+
+def _carrying_schema(op: str, after: dict) -> dict:
+    """A Debezium change in JsonConverter's schemas.enable form (BIGINT and STRING columns: checkable ones)."""
+    fields = [{"type": "int64", "optional": False, "field": "id"},
+              {"type": "string", "optional": True, "field": "name"}]
+    image = {"type": "struct", "fields": fields, "optional": True, "name": "db.t.Value"}
+    schema = {"type": "struct", "name": "db.t.Envelope", "optional": False,
+              "fields": [{**image, "field": "before"}, {**image, "field": "after"},
+                         {"type": "string", "optional": False, "field": "op"},
+                         {"type": "int64", "optional": True, "field": "ts_ms"}]}
+    return {"schema": schema, "payload": {"before": None, "after": after, "op": op, "ts_ms": 1}}
+
+
+def test_a_table_typed_from_a_carried_schema_is_not_tried_with_its_columns_after_a_restart(
+        spark, bootstrap, make_topic, produce, tmp_path, monkeypatch):
+    """Its records would not fit (they carry a schema): trying them cost a whole pass in every new process."""
+    from cdcsync.engine import batch
+
+    topic = make_topic()
+    produce(topic, [_carrying_schema("c", {"id": i, "name": f"n{i}"}) for i in range(3)])
+    cfg = write_config(tmp_path, bootstrap, topic, "debezium-json", "MERGE_ON_READ", **{"sink.primary_key": ["id"]})
+    run_once(cfg, spark, _Events())
+    produce(topic, [_carrying_schema("u", {"id": 1, "name": "b"})])
+    tried, real = [], fit.kept_columns
+    monkeypatch.setattr(batch.fit, "kept_columns", lambda *a: tried.append(1) or real(*a))
+    events = _Events()
+    summary = run_once(cfg, spark, events)  # a new process's pipeline: the table's state comes from its commit
+
+    assert summary.batches == 1 and tried == [] and "columns_inferred" not in events.kinds
+    for read in (spark_rows(spark, str(tmp_path / "table")), hudi_rs_rows(str(tmp_path / "table"))):
+        assert {r["id"]: r["name"] for r in read} == {0: "n0", 1: "b", 2: "n2"}
