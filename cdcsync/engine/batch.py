@@ -131,7 +131,7 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
     typed += [F.lit(None).cast("string").alias(k) for k in pk if k not in {c.name for c in cols}]
     typed = typed or [F.lit(None).cast("string").alias("_no_columns")]
     df = env.select("*", F.struct(*typed).alias("_t"), cast_bad.alias("_cast_bad"),
-                    (fit.misfit(cols) if kept else F.lit(False)).alias("_misfit")).drop("_fit")
+                    (fit.misfit(cols) if kept else F.lit(False)).alias("_misfit")).drop(fit.PARSED)
     df = _lean(type_conflicts.relabel(classify.classified(df, pk, classify.schema_check(cfg)), pins))
     df = df.persist(StorageLevel.MEMORY_AND_DISK)
     clock = _Stages()

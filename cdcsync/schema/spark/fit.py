@@ -50,27 +50,28 @@ def checkable(cols: list[Col]) -> bool:
 
 # the typed parse's corrupt-record field: not a storable column name (NAME), so never one of the columns
 _NOT_FITTING = "#not fitting"
+PARSED = "_fit"  # the column with_typed_parse adds; the caller drops it once the rows are typed and checked
 
 
 def with_typed_parse(env: DataFrame, cols: list[Col]) -> DataFrame:
-    """`env` plus `_fit`: each row image parsed once into the columns' own types, the way a declared schema reads
+    """`env` plus PARSED: each row image parsed once into the columns' own types, the way a declared schema reads
     it; a value of another JSON kind than its column's (a quoted number, 1.5 for a BIGINT, past BIGINT) fails the
     parse and sets its corrupt-record field. A column of its own, so that the typing and the fit check read one
     parse (Spark keeps an expensive expression that several others read in a projection of its own)."""
     schema = "STRUCT<" + ", ".join(f"`{c.name}`: {c.type}" for c in cols) + f", `{_NOT_FITTING}`: STRING>"
     parse = F.from_json(_row_text(), schema, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _NOT_FITTING})
-    return env.withColumn("_fit", parse)
+    return env.withColumn(PARSED, parse)
 
 
 def typed(cols: list[Col]) -> list[Column]:
     """The typed columns of a row that fits `cols` (with_typed_parse's): each value converts, by the fit check."""
-    return [F.col("_fit")[c.name].alias(c.name) for c in cols]
+    return [F.col(PARSED)[c.name].alias(c.name) for c in cols]
 
 
 def misfit(cols: list[Col]) -> Column:
     """True for a change record that inference over the batch would type differently from `cols`: a schema in
     its envelope, a field `cols` lacks, or a value whose JSON kind is not its column's (with_typed_parse's)."""
-    parsed = F.col("_fit")
+    parsed = F.col(PARSED)
     wrong = [parsed[_NOT_FITTING].isNotNull()]
     for c in cols:
         value = parsed[c.name]
