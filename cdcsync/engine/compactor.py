@@ -10,6 +10,8 @@ from cdcsync.sinks.compaction import LOCK_PROVIDER, MAX_DELTA_COMMITS, lock_prov
 from cdcsync.sinks.hudi import pending_compactions
 
 POOL = "cdcsync-compaction"  # the FAIR scheduler pool of the compactor's jobs (engine/fairscheduler.xml)
+_INDEX = ("hoodie.index.", "hoodie.bucket.index.", "hoodie.simple.index.", "hoodie.global.simple.index.",
+          "hoodie.bloom.index.", "hoodie.record.index.")  # the writer's look-up of keys: not the compactor's
 BACKLOG_FACTOR = 2  # delta commits a running compaction may fall behind, in units of N, before writes wait for it
 
 
@@ -18,11 +20,14 @@ class Compactor:
     `drain` when the run ends."""
 
     def __init__(self, spark, path: str, options: dict[str, str], reporter):
+        """`options`: the table's write options (sinks/hudi.write_options)."""
         self.spark, self.path, self.reporter = spark, path, reporter
         self.every = int(options.get(MAX_DELTA_COMMITS, "5"))
-        # the procedure builds its own write client: it gets the writer's lock provider and table services' settings
+        # the procedure builds its own write client: it gets the writer's lock provider, metadata table and table
+        # services' settings; not its index (compaction looks up no key, and Hudi's bucket-index check wants the key
+        # fields, which the procedure's comma-separated option string cannot carry for a composite key)
         passed = {k: v for k, v in options.items() if "," not in v and k.startswith("hoodie.")
-                  and not k.startswith(("hoodie.datasource.write.", "hoodie.table.name"))}
+                  and not k.startswith(("hoodie.datasource.write.", "hoodie.table.name", *_INDEX))}
         passed[LOCK_PROVIDER] = lock_provider(options)
         self.options = ",".join(f"{k}={v}" for k, v in sorted(passed.items()))
         self._thread: threading.Thread | None = None

@@ -133,7 +133,7 @@ class Pipeline:
         if compaction_mode(spec.table_type, spec.options) != ASYNC:
             return None
         if spec.path not in self._compactors:
-            self._compactors[spec.path] = Compactor(self.spark, spec.path, spec.options, self.reporter)
+            self._compactors[spec.path] = Compactor(self.spark, spec.path, hudi.write_options(spec), self.reporter)
         return self._compactors[spec.path]
 
     def drain(self, cancel: bool = False) -> None:
