@@ -188,6 +188,7 @@ def _build(d: dict, path: Path) -> Config:
     source = SourceConfig(**{**{k: v for k, v in src.items() if k != "properties"}, "properties": props})
     sink_cfg = SinkConfig(**{**{k: v for k, v in sink.items() if k != "options"},
                              "options": {k: _str(v) for k, v in sink.get("options", {}).items()}})
+    _check_index(sink_cfg.options, sink_cfg.partition_by, path, "sink", "sink.partition_by")
     run_cfg = RunConfig(**{"checkpoint_dir": f"{sink['path'].rstrip('/')}_cdcsync_checkpoint", **run})
     if source.startup_mode == "timestamp" and source.startup_timestamp_ms is None:
         raise ConfigError(f"{path}: startup_mode = 'timestamp' needs 'source.startup_timestamp_ms'",
@@ -206,6 +207,9 @@ def _build(d: dict, path: Path) -> Config:
         except ConfigError as e:
             raise ConfigError(f"{path}: {e.message}", hint=e.hint, file=str(path), key="source.header_filter") from None
     routes = [_route(r, i, path) for i, r in enumerate(d.get("route", []))]
+    for i, r in enumerate(routes):  # a routed table writes with [sink.options], its own options over them
+        _check_index({**sink_cfg.options, **r.options}, r.partition_by, path,
+                     f"route[{i}]" if "hoodie.index.type" in r.options else "sink", f"route[{i}].partition_by")
     masks = [_mask(m, i, path) for i, m in enumerate(d.get("mask", []))]
     cfg = Config(path=path, source=source, sink=sink_cfg, run=run_cfg, schema=SchemaConfig(**schema), spark=spark,
                  routes=routes, masks=masks)
@@ -301,6 +305,23 @@ def _route(r: dict, i: int, path: Path) -> RouteConfig:
     # source_table is a Java regex (Spark's rlike): the run compiles it in the JVM (engine.routing.check_patterns);
     # Python's re would refuse valid Java (\p{Lower}, \Q…\E) and accept what Java refuses
     return RouteConfig(**{**r, "options": {k: _str(v) for k, v in _dotted(r.get("options", {})).items()}})
+
+
+# Hudi's indexes that look a key up in its own partition only (a global one finds it in any)
+_PARTITION_SCOPED = ("SIMPLE", "BLOOM", "BUCKET", "INMEMORY")
+
+
+def _check_index(options: dict[str, str], partition_by: list[str], path: Path, section: str, where: str) -> None:
+    """With partition_by, a delete that only knows its key, or a row whose partition value changed, must find the
+    row in any partition: a partition-scoped index would leave the old row there."""
+    index = options.get("hoodie.index.type", "").upper()
+    if partition_by and index in _PARTITION_SCOPED:
+        raise ConfigError(
+            f"{path}: {section}.options 'hoodie.index.type' = {index!r} looks a key up in its own partition only, "
+            f"and {where} is set: a key-only delete or a row moving partitions would leave the old row behind",
+            file=str(path), key=f"{section}.options.hoodie.index.type",
+            hint="use a global index (GLOBAL_SIMPLE, the default with partition_by; GLOBAL_BLOOM; RECORD_INDEX), or "
+            "drop partition_by")
 
 
 def _mask(m: dict, i: int, path: Path) -> MaskConfig:

@@ -34,6 +34,10 @@ GOOD = minimal()
     (GOOD.replace('format = "debezium-json"', 'format = "csv"\ncsv_field_delimiter = \'"\''),  # the quote character
      ["'source.csv_field_delimiter' = '\"' does not match"]),
     (GOOD + 'deletes = "hrad"\n', ["'sink.deletes' is 'hrad', expected one of hard, soft (did you mean 'hard'?)"]),
+    # a partition-scoped index with partition_by would leave a key-only delete's row in another partition
+    (GOOD + 'partition_by = ["region"]\n[sink.options]\n"hoodie.index.type" = "bucket"\n',
+     ["sink.options 'hoodie.index.type' = 'BUCKET' looks a key up in its own partition only",
+      "use a global index (GLOBAL_SIMPLE"]),
 ])
 def test_mistakes_name_the_file_the_key_and_a_close_match(tmp_path, text, words):
     path = write(tmp_path, text)
@@ -43,6 +47,13 @@ def test_mistakes_name_the_file_the_key_and_a_close_match(tmp_path, text, words)
     assert str(path) in rendered and int(err.value.exit_code) == 78
     for w in words:
         assert w in rendered, rendered
+
+
+def test_a_global_index_or_no_partitions_takes_any_index(tmp_path):
+    partitioned = GOOD + 'partition_by = ["region"]\n[sink.options]\n"hoodie.index.type" = "RECORD_INDEX"\n'
+    assert load_config(write(tmp_path, partitioned)).sink.options["hoodie.index.type"] == "RECORD_INDEX"
+    bucket = GOOD + '[sink.options]\n"hoodie.index.type" = "BUCKET"\n'
+    assert load_config(write(tmp_path, bucket)).sink.options["hoodie.index.type"] == "BUCKET"
 
 
 def test_run_exits_78_before_any_jvm(tmp_path):

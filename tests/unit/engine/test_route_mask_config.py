@@ -60,6 +60,9 @@ def test_a_route_inherits_sink_deletes_unless_it_sets_its_own(tmp_path):
     ('[[mask]]\ncolumn = "c"\nmethod = "hash"\n', "needs 'salt_env'"),
     ('[[mask]]\ncolumn = "c"\nmethod = "redact"\nkey_env = "K"\n', "does not take 'key_env'"),
     ('[sink]\nunrouted = "drop"\n', None),
+    ('[[route]]\nsource_table = "a"\nsink_table = "x"\npartition_by = ["r"]\noptions = { "hoodie.index.type" = '
+     '"BUCKET" }\n', "route[0].options 'hoodie.index.type' = 'BUCKET' looks a key up in its own partition only, and "
+     "route[0].partition_by is set"),
 ])
 def test_bad_route_and_mask_settings_are_named(tmp_path, extra, needle):
     if extra.startswith("[sink]"):  # a second [sink] is a TOML error; patch the key in instead
