@@ -158,7 +158,8 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
         replayed_from = batch.start if pipe.mode is CommitMode.REPLAY else None
         meta = hudi.commit_metadata(batch.batch_id, batch.end, replayed_from, counts, schema_to_json(cols),
                                     [c.describe() for c in changes]) | {
-            hudi.META_ORDERING: state.ordering, hudi.META_TYPED_FROM: "rows" if found.from_rows else "schema"}
+            hudi.META_ORDERING: state.ordering, hudi.META_TYPED_FROM: "rows" if found.from_rows else "schema",
+            hudi.META_INDEX: hudi.index_of(state.spec)}
         rows, spec = deletes.settle(good, state, cfg.sink.deletes, counts), state.spec
         if not state.committed:
             rows, spec = first_load.settle(rows, spec)

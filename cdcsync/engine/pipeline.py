@@ -18,7 +18,7 @@ from cdcsync.engine.compactor import Compactor
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.lock import WriterLock, multi_writer_configured
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
-from cdcsync.errors import CdcsyncError, SourceError
+from cdcsync.errors import CdcsyncError, ConfigError, SourceError
 from cdcsync.formats.registry import RegistryClient
 from cdcsync.formats.spark.avro import AvroSchemas, WriterSchemas
 from cdcsync.kafka import view
@@ -162,6 +162,8 @@ class Pipeline:
             # a checkpoint of the table itself is a commit; without one, a replay may still have left one
             state.committed = (bool(last) and source == cfg.sink.path) or \
                 hudi.latest_instant(self.spark, cfg.sink.path) is not None
+            if state.committed:
+                _check_index(cfg, state.spec, hudi.recorded_index(self.spark, cfg.sink.path))
             self._states[name] = state
         return self._states[name]
 
@@ -210,6 +212,24 @@ class Pipeline:
             maybe_crash("routed_before_done", batch.batch_id)
             routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, "done")
         return result
+
+
+def _check_index(cfg, spec: hudi.TableSpec, recorded: str | None) -> None:
+    """A committed table keeps the index its keys were placed by (hudi.index_change), before anything is read."""
+    wanted = hudi.index_of(spec)
+    why = hudi.index_change(recorded, wanted)
+    if why:
+        raise ConfigError(
+            f"{cfg.path}: the table at {spec.path} cannot be written with the index {wanted}: {why}, and a bucket "
+            "index's count is fixed for the table's life", key="sink.options.hoodie.index.type", file=str(cfg.path),
+            hint=f"set [sink.options] {_index_options(recorded)} as the table was written, or write a new table "
+            "(replay-from-offset --into) with the new index")
+
+
+def _index_options(index: str) -> str:
+    kind, _, buckets = index.partition(":")
+    text = f'"hoodie.index.type" = "{kind}"'
+    return text + f' and "hoodie.bucket.index.num.buckets" = "{buckets}"' if buckets else text
 
 
 def _jvm_failure(e: Exception, cfg, batch: BatchInput) -> CdcsyncError:

@@ -217,6 +217,7 @@ class Runner:
             if cfg.routes:
                 routing.check_patterns(pipe.spark, cfg)
             else:
+                pipe.table_state()  # a table that cannot be written with this config stops the run before it reads
                 self._compact_left_pending(hudi.TableSpec.from_config(cfg))
             source.start()
             summary = sync(pipe, source, source.summary)

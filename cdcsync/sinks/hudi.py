@@ -23,6 +23,8 @@ META_REPLAY = META_PREFIX + "replay"  # a replayed range: {"from": offsets, "to"
 META_ORDERING = META_PREFIX + "ordering"  # how _cdc_order is built; absent on tables of earlier versions
 # where the batch's types came from: "rows" (their JSON values) or "schema" (a schema the records carried)
 META_TYPED_FROM = META_PREFIX + "typed_from"
+# the index the table's keys were placed by ("SIMPLE", "BUCKET:4"); a bucket count never changes (index_change)
+META_INDEX = META_PREFIX + "index"
 META_DL_REASONS = META_PREFIX + "reasons"  # on a dead-letter commit: {reason: records}, read by `status`
 META_DL_REPLAYED = META_PREFIX + "replayed"  # on a dead-letter marking commit: how many records it marked
 ORDERING = "log-position"  # the source's log position, then Kafka coordinates (formats/spark/position.py)
@@ -81,6 +83,22 @@ def write_options(spec: TableSpec) -> dict[str, str]:
         opts["hoodie.datasource.write.keygenerator.class"] = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
     opts.update(spec.options)  # [sink.options] win: any hoodie.* option passes through
     return opts
+
+
+def index_of(spec: TableSpec) -> str:
+    """The index a write of `spec` places keys by, as META_INDEX records it (Hudi's own default count: 256)."""
+    opts = write_options(spec)
+    index = opts.get("hoodie.index.type", "").upper()
+    return f"{index}:{opts.get('hoodie.bucket.index.num.buckets', '256')}" if index == "BUCKET" else index
+
+
+def index_change(recorded: str | None, wanted: str) -> str | None:
+    """Why a table whose commits recorded `recorded` cannot be written with `wanted`; None when it can. A bucket index
+    names each key's file group by its hash over a fixed count: a change into, out of or within it would split a key
+    across two file groups. A table of an earlier cdcsync recorded none: its config is trusted, as it was then."""
+    if recorded is None or recorded == wanted or "BUCKET" not in f"{recorded} {wanted}":
+        return None
+    return f"its commits were written with {recorded}"
 
 
 def commit_metadata(batch_id: int, end: Offsets, replayed_from: Offsets | None, ledger: dict, schema: str,
@@ -171,6 +189,20 @@ def last_checkpoint(spark, path: str) -> dict | None:
                 "ordering": md.getMetadata(META_ORDERING) or ORDERING_LEGACY,
                 "schemaless": md.getMetadata(META_TYPED_FROM) != "schema",  # absent before: try the known columns
             }
+    return None
+
+
+def recorded_index(spark, path: str) -> str | None:
+    """The index the newest commit that recorded one was written with (replays' commits too; compactions carry
+    none); None when no commit did (a table of an earlier cdcsync, or none yet)."""
+    if not table_exists(spark, path):
+        return None
+    tl = _meta_client(spark, path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+    it = tl.getReverseOrderedInstants().iterator()
+    while it.hasNext():
+        index = tl.readCommitMetadata(it.next()).getMetadata(META_INDEX)
+        if index:
+            return index
     return None
 
 

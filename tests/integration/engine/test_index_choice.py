@@ -1,0 +1,50 @@
+"""Issue 15 (the index for the table): each commit records the index its keys were placed by, and a run whose
+[sink.options] would place them by a bucket index of another count, or switch into or out of buckets, stops before
+reading anything, naming the key and the settings the table was written with."""
+
+from __future__ import annotations
+
+import pytest
+
+from cdcsync.errors import ConfigError
+from cdcsync.sinks.hudi import latest_instant, recorded_index
+from tests.integration.engine.helpers import hudi_rs_rows, run_once, write_config
+
+pytestmark = pytest.mark.integration
+
+BUCKET = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2"}
+
+
+def test_a_table_keeps_the_index_its_keys_were_placed_by(spark, bootstrap, make_topic, produce, tmp_path):
+    topic = make_topic()
+    produce(topic, [{"id": i % 6, "v": i} for i in range(12)])
+
+    def config(table: str, options: dict):
+        return write_config(tmp_path, bootstrap, topic, "json", "MERGE_ON_READ", **{
+            "sink.primary_key": ["id"], "sink.path": str(tmp_path / table), "sink.options": options,
+            "run.checkpoint_dir": str(tmp_path / f"{table}_ckpt"), "run.max_records_per_batch": 6})
+
+    bucketed = str(tmp_path / "bucketed")
+    assert run_once(config("bucketed", BUCKET), spark).batches == 2  # a first load, then an upsert
+    assert recorded_index(spark, bucketed) == "BUCKET:2"
+    assert {r["id"]: r["v"] for r in hudi_rs_rows(bucketed)} == {i: 6 + i for i in range(6)}
+
+    produce(topic, [{"id": 1, "v": 100}])
+    before = latest_instant(spark, bucketed)
+    for options in ({**BUCKET, "hoodie.bucket.index.num.buckets": "4"}, {}):
+        with pytest.raises(ConfigError) as err:
+            run_once(config("bucketed", options), spark)
+        assert err.value.facts["key"] == "sink.options.hoodie.index.type"
+        assert "its commits were written with BUCKET:2" in err.value.message and \
+            '"hoodie.bucket.index.num.buckets" = "2"' in err.value.hint
+    assert latest_instant(spark, bucketed) == before, "nothing was committed"
+    assert run_once(config("bucketed", BUCKET), spark).totals["messages"] == 1  # the same index: it goes on
+    assert {r["id"]: r["v"] for r in hudi_rs_rows(bucketed)}[1] == 100
+
+    simple = str(tmp_path / "simple")
+    assert run_once(config("simple", {}), spark).batches == 3
+    assert recorded_index(spark, simple) == "SIMPLE"
+    with pytest.raises(ConfigError) as err:
+        run_once(config("simple", BUCKET), spark)
+    assert "cannot be written with the index BUCKET:2: its commits were written with SIMPLE" in err.value.message
+    assert '"hoodie.index.type" = "SIMPLE" as the table was written' in err.value.hint
