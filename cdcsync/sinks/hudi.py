@@ -171,13 +171,7 @@ def latest_instant(spark, path: str) -> str | None:
 
 def last_checkpoint(spark, path: str) -> dict | None:
     """The newest completed commit that carries cdcsync's offsets (compactions and clusterings carry none)."""
-    if not table_exists(spark, path):
-        return None
-    tl = _meta_client(spark, path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
-    it = tl.getReverseOrderedInstants().iterator()
-    while it.hasNext():
-        inst = it.next()
-        md = tl.readCommitMetadata(inst)
+    for inst, md in _commits_newest_first(spark, path):
         raw = md.getMetadata(META_OFFSETS)
         if raw:
             return {
@@ -195,15 +189,19 @@ def last_checkpoint(spark, path: str) -> dict | None:
 def recorded_index(spark, path: str) -> str | None:
     """The index the newest commit that recorded one was written with (replays' commits too; compactions carry
     none); None when no commit did (a table of an earlier cdcsync, or none yet)."""
+    return next((index for _, md in _commits_newest_first(spark, path) if (index := md.getMetadata(META_INDEX))),
+                None)
+
+
+def _commits_newest_first(spark, path: str):
+    """(instant, commit metadata) of the table's completed commits, newest first; none when there is no table."""
     if not table_exists(spark, path):
-        return None
+        return
     tl = _meta_client(spark, path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
     it = tl.getReverseOrderedInstants().iterator()
     while it.hasNext():
-        index = tl.readCommitMetadata(it.next()).getMetadata(META_INDEX)
-        if index:
-            return index
-    return None
+        inst = it.next()
+        yield inst, tl.readCommitMetadata(inst)
 
 
 def pending_compactions(spark, path: str) -> list[str]:
