@@ -163,7 +163,7 @@ class Pipeline:
             state.committed = (bool(last) and source == cfg.sink.path) or \
                 hudi.latest_instant(self.spark, cfg.sink.path) is not None
             if state.committed:
-                _check_index(cfg, state.spec, hudi.recorded_index(self.spark, cfg.sink.path))
+                _keep_recorded_index(cfg, state.spec, hudi.recorded_index(self.spark, cfg.sink.path))
             self._states[name] = state
         return self._states[name]
 
@@ -214,7 +214,7 @@ class Pipeline:
         return result
 
 
-def _check_index(cfg, spec: hudi.TableSpec, recorded: str | None) -> None:
+def _keep_recorded_index(cfg, spec: hudi.TableSpec, recorded: str | None) -> None:
     """A committed table keeps the index its keys were placed by (hudi.index_change), before anything is read."""
     wanted = hudi.index_of(spec)
     why = hudi.index_change(recorded, wanted)

@@ -217,8 +217,8 @@ class Runner:
             if cfg.routes:
                 routing.check_patterns(pipe.spark, cfg)
             else:
-                pipe.table_state()  # a table that cannot be written with this config stops the run before it reads
-                self._compact_left_pending(hudi.TableSpec.from_config(cfg))
+                # first sight of the table: one that cannot be written with this config stops the run before it reads
+                self._compact_left_pending(pipe.table_state().spec)
             source.start()
             summary = sync(pipe, source, source.summary)
             summary.end_offsets = source.next_start
