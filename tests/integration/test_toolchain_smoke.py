@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 pytestmark = pytest.mark.integration
@@ -15,9 +17,11 @@ def test_kafka_to_hudi_read_back_by_spark_and_hudi_rs(spark, bootstrap, make_top
     from pyspark.sql import functions as F
 
     topic = make_topic(partitions=2)
-    produce(topic, ROWS)
+    # Rows land on either partition, so offsets alone do not order them: the update is stamped a second later.
+    base_ms = int(time.time() * 1000)
+    produce(topic, ROWS, timestamps_ms=[base_ms] * len(ROWS))
     # An update to id 3 in a later message: the upsert must keep only the newer image.
-    produce(topic, [{"id": 3, "name": "name-3-updated", "amount": 99.5}], partition=0)
+    produce(topic, [{"id": 3, "name": "name-3-updated", "amount": 99.5}], partition=0, timestamps_ms=[base_ms + 1000])
 
     raw = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap)
            .option("subscribe", topic).option("startingOffsets", "earliest").load())
