@@ -160,7 +160,7 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
                                     [c.describe() for c in changes]) | {
             hudi.META_ORDERING: state.ordering, hudi.META_TYPED_FROM: "rows" if found.from_rows else "schema",
             hudi.META_INDEX: hudi.index_of(state.spec)}
-        rows, spec = deletes.settle(good, state, cfg.sink.deletes, counts), state.spec
+        rows, spec = deletes.settle(good, state, cfg.sink.deletes, counts, replayed_from is None), state.spec
         if not state.committed:
             rows, spec = first_load.settle(rows, spec)
         compactor = pipe.compactor(state.spec)

@@ -31,9 +31,11 @@ def markers_path(path: str) -> str:
     return path.rstrip("/") + SUFFIX
 
 
-def settle(rows: DataFrame, state: TableState, mode: str, counts: dict) -> DataFrame:
+def settle(rows: DataFrame, state: TableState, mode: str, counts: dict, new_range: bool = False) -> DataFrame:
     """The rows to commit to `state`'s table under deletes = `mode` (hard: the batch's markers are written first);
-    `counts`: the batch's ledger, which says whether it holds deletes and upserts."""
+    `counts`: the batch's ledger, which says whether it holds deletes and upserts; `new_range`: the batch's range
+    was never applied (a run's next batch), so its markers are written without looking for them first (only a crash
+    before its commit leaves copies, which change no answer)."""
     spec = state.spec
     if mode == "soft":
         return rows.withColumns({SOFT: F.col(hudi.DELETED), hudi.DELETED: F.lit(False)})
@@ -50,16 +52,23 @@ def settle(rows: DataFrame, state: TableState, mode: str, counts: dict) -> DataF
     covered = (key == F.col("_m_key")) & (F.col("_m_order") >= order)  # a marker at least as new as the row
     if deleted:  # a delete without an ordering value (a key-only image and a custom ordering_field) marks nothing
         new = rows.where(F.col(hudi.DELETED) & order.isNotNull())
-        new = (new if known is None else new.join(known, covered, "left_anti")).select(
-            key.alias(KEY), order.alias(hudi.ORDER)).persist()  # the look and the write: one anti-join
-        try:
-            if not new.isEmpty():  # replays and re-reads find their markers written: nothing to add
-                known = store.read(store.append(new))
-        finally:
-            new.unpersist()
+        if new_range or known is None:
+            known = store.read(store.append(new.select(key.alias(KEY), order.alias(hudi.ORDER))))
+        else:
+            known = _append_unknown(store, new.join(known, covered, "left_anti"), key, order) or known
     if not upserted or known is None:
         return rows
     return rows.join(known, covered & ~F.col(hudi.DELETED), "left_anti")
+
+
+def _append_unknown(store: _Store, new: DataFrame, key, order) -> DataFrame | None:
+    """A replay's markers that the folder lacks, appended (replays find theirs written: nothing to add); the
+    folder's markers after it, or None when nothing was added."""
+    new = new.select(key.alias(KEY), order.alias(hudi.ORDER)).persist()  # the look and the write: one anti-join
+    try:
+        return None if new.isEmpty() else store.read(store.append(new))
+    finally:
+        new.unpersist()
 
 
 class _Store:

@@ -146,12 +146,12 @@ def kafka_rows(spark, values: list, keys: list | None = None, topic: str = "t", 
                                    None) for i, v in enumerate(values)], KAFKA_ROW)
 
 
-def sync_rows(spark, cfg, rows, on_bad=None, expect_messages=None):
+def sync_rows(spark, cfg, rows, on_bad=None, expect_messages=None, mode=None):
     """The batch harness: one batch of given Kafka-shaped `rows` through `Pipeline.sync_once`, as run lands a batch
-    (no broker). Returns the BatchResult."""
+    (no broker; `mode`: CommitMode.REPLAY lands it as a replay does). Returns the BatchResult."""
     from pyspark.sql import functions as F
 
-    from cdcsync.engine.model import BatchInput
+    from cdcsync.engine.model import BatchInput, CommitMode
     from cdcsync.engine.pipeline import Pipeline
     from cdcsync.kafka.offsets import Offsets
     from cdcsync.reporting import PlainReporter
@@ -159,5 +159,5 @@ def sync_rows(spark, cfg, rows, on_bad=None, expect_messages=None):
     spans = rows.groupBy("topic", "partition").agg(F.min("offset"), F.max("offset")).collect()
     start = Offsets.from_entries((t, p, lo) for t, p, lo, _ in spans)
     end = Offsets.from_entries((t, p, hi + 1) for t, p, _, hi in spans)
-    pipe = Pipeline(cfg, PlainReporter(quiet=True), spark=spark, on_bad=on_bad)
+    pipe = Pipeline(cfg, PlainReporter(quiet=True), mode=mode or CommitMode.PIPELINE, spark=spark, on_bad=on_bad)
     return pipe.sync_once(BatchInput(0, start, end, rows=rows, expect_messages=expect_messages))

@@ -179,6 +179,26 @@ def test_marker_files_are_consolidated_newest_per_key(spark, tmp_path, monkeypat
     assert both(spark, cfg.sink.path) == [want, want]
 
 
+def test_a_runs_batch_writes_its_markers_unlooked_and_a_replay_looks_first(spark, tmp_path):
+    from cdcsync.engine.model import CommitMode
+
+    cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "MERGE_ON_READ",
+                                   **{"sink.primary_key": ["id"]}))
+    changes = [change("c", 1, {"id": 1, "v": "a"}, 1001), change("c", 2, {"id": 2, "v": "b"}, 1002),
+               change("d", 1, None, 1003)]
+    want = by_key([{"id": 2, "v": "b"}], ["id"])
+    sync_rows(spark, cfg, batch(spark, changes, 0))
+    assert len(marker_files(cfg.sink.path)) == 1
+    # the same range again as a run reads it after a crash before its commit: new to the run, markers written again
+    sync_rows(spark, cfg, batch(spark, changes, 0))
+    assert len(marker_files(cfg.sink.path)) == 2 and marker_keys(spark, cfg.sink.path) == {'{"id":1}'}
+    assert both(spark, cfg.sink.path) == [want, want]
+    # a replay of an applied range finds its markers written: nothing added
+    sync_rows(spark, cfg, batch(spark, changes, 0), mode=CommitMode.REPLAY)
+    assert len(marker_files(cfg.sink.path)) == 2
+    assert both(spark, cfg.sink.path) == [want, want]
+
+
 def test_an_earlier_versions_marker_table_is_moved_into_the_folder(spark, tmp_path):
     from cdcsync.engine import deletes
     from cdcsync.sinks import hudi
