@@ -28,6 +28,9 @@ def draw(report: dict, path: Path) -> None:
     if report.get("freshness"):
         f = report["freshness"]
         title += f"\nfreshness at {f['rate_target']:,}/s, 1 s trigger: p50 {f['p50_s']} s, p95 {f['p95_s']} s"
+        if report.get("freshness_peer"):
+            peer = report["freshness_peer"]
+            title += f" (the peer: p50 {peer['p50_s']} s, p95 {peer['p95_s']} s)"
     missing = [r["name"] for r in report["results"] if r["status"] != "ok"]
     if missing:
         title += f"\nnot run: {', '.join(missing)} (see JSON)"

@@ -1,8 +1,11 @@
-"""Freshness: produce at a fixed rate while `cdcsync run` (1 s trigger) runs, then read the table's timeline.
+"""Freshness: produce at a fixed rate while a job with a 1 s trigger runs (`cdcsync run`, or the peer's streaming
+query), then read when each record became visible.
 
-Each completed Hudi instant is named `<requested>_<completion>.<action>` and its commit metadata holds the end
-offsets cdcsync wrote with it; a record is visible to snapshot queries from the completion of the first commit
-whose end offset for its partition is past it. Latency = that completion time - the time the record was sent.
+cdcsync: each completed Hudi instant is named `<requested>_<completion>.<action>` and its commit metadata holds the
+end offsets cdcsync wrote with it; a record is visible to snapshot queries from the completion of the first commit
+whose end offset for its partition is past it. The peer: Spark's checkpoint holds each batch's end offsets
+(`offsets/<n>`), and `commits/<n>` is written once Hudi's sink committed the batch (its time is an upper bound, by
+milliseconds, of when the rows became visible). Latency = that time - the time the record was sent.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.workload import Events, Workload
@@ -26,7 +31,40 @@ def completed_commits(table: str) -> list[tuple[float, dict[int, int]]]:
     return sorted(out, key=lambda c: c[0])
 
 
-def measure(bootstrap: str, topic: str, config: Path, rate: int, seconds: int, partitions: int = 4,
+def peer_commits(checkpoint: Path) -> list[tuple[float, dict[int, int]]]:
+    """[(time the batch was committed, {partition: end offset})] of the peer's streaming query, oldest first."""
+    import json
+
+    out = []
+    for done in (checkpoint / "commits").glob("[0-9]*"):
+        ends = json.loads((checkpoint / "offsets" / done.name).read_text().splitlines()[-1])
+        out.append((done.stat().st_mtime, {int(p): o for p, o in next(iter(ends.values())).items()}))
+    return sorted(out, key=lambda c: c[0])
+
+
+@dataclass(frozen=True)
+class Job:
+    """What the freshness run measures: the command that runs it, its table, and its commits as far as they go."""
+
+    name: str
+    command: list[str]
+    table: str
+    commits: Callable[[], list[tuple[float, dict[int, int]]]]
+
+    @classmethod
+    def cdcsync(cls, config: Path) -> Job:
+        table = _table_path(config)
+        return cls("cdcsync", [sys.executable, "-m", "cdcsync", "run", str(config)], table,
+                   lambda: completed_commits(table))
+
+    @classmethod
+    def peer(cls, bootstrap: str, topic: str, path: Path) -> Job:
+        return cls("peer", [sys.executable, "-m", "bench.peer", bootstrap, topic, str(path), "MERGE_ON_READ",
+                            "--processing-time", "1 second"], str(path),
+                   lambda: peer_commits(Path(f"{path}_checkpoint")))
+
+
+def measure(bootstrap: str, topic: str, job: Job, rate: int, seconds: int, partitions: int = 4,
             check=None) -> dict:
     """`check(table path)` → (rows, checksum) of the table as hudi-rs reads it, held against the produced state."""
     import threading
@@ -37,11 +75,11 @@ def measure(bootstrap: str, topic: str, config: Path, rate: int, seconds: int, p
     from bench.workload import checksum, produce_topic
 
     produce_topic(bootstrap, topic, partitions)
-    table = _table_path(config)
-    log = Path(__file__).resolve().parent / "results" / "freshness-run.log"  # per-batch timings, for diagnosis
+    table = job.table
+    # per-batch timings, for diagnosis
+    log = Path(__file__).resolve().parent / "results" / f"freshness-{job.name}.log"
     log.parent.mkdir(exist_ok=True)
-    run = subprocess.Popen([sys.executable, "-m", "cdcsync", "run", str(config)], stdout=subprocess.DEVNULL,
-                           stderr=log.open("w"))
+    run = subprocess.Popen(job.command, stdout=subprocess.DEVNULL, stderr=log.open("w"))
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=0)
     sent: dict[tuple[int, int], float] = {}
     source = Events(Workload(events=rate * seconds + 1000, keys=max(1000, rate * seconds // 4),
@@ -55,7 +93,7 @@ def measure(bootstrap: str, topic: str, config: Path, rate: int, seconds: int, p
         while not done.wait(1.0):
             rss.append((time.time() - t0, tree_rss(run.pid)))
             try:
-                seen.update(completed_commits(table))
+                seen.update(job.commits())
             except OSError:  # an instant archived while it was read: the next look has the rest
                 pass
 
@@ -64,7 +102,7 @@ def measure(bootstrap: str, topic: str, config: Path, rate: int, seconds: int, p
         for key, value in _take(events, 200):  # warm-up: the first commit also starts the JVM's JIT
             producer.send(topic, key=key, value=value)
         producer.flush()
-        _wait(lambda: completed_commits(table), 300, "the first commit")
+        _wait(job.commits, 300, "the first commit")
         t0 = time.time()
         threading.Thread(target=sample, daemon=True).start()
         for i, (key, value) in enumerate(_take(events, rate * seconds)):
@@ -77,14 +115,14 @@ def measure(bootstrap: str, topic: str, config: Path, rate: int, seconds: int, p
         last = {p: 0 for p in range(partitions)}
         for p, o in sent:
             last[p] = max(last[p], o + 1)
-        _wait(lambda: (c := completed_commits(table)) and all(c[-1][1].get(p, 0) >= o for p, o in last.items()),
-              120, "cdcsync to catch up")
+        _wait(lambda: (c := job.commits()) and all(c[-1][1].get(p, 0) >= o for p, o in last.items()),
+              120, f"{job.name} to catch up")
     finally:
         done.set()
         producer.close()
         run.send_signal(signal.SIGTERM)
         run.wait(timeout=120)
-    seen.update(completed_commits(table))
+    seen.update(job.commits())
     commits = sorted(seen.items())
     state = check(table) if check else None
     lat = sorted(next(when for when, ends in commits if ends.get(p, 0) > o) - t for (p, o), t in sent.items())

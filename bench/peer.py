@@ -4,19 +4,24 @@ jars. Spark's Kafka source, `from_json` with a declared schema, Hudi's own strea
 deletes, Hudi's defaults otherwise.
 
     python -m bench.peer BOOTSTRAP TOPIC TABLE_PATH MERGE_ON_READ|COPY_ON_WRITE [MAX_OFFSETS_PER_TRIGGER [K=V,…]]
+    python -m bench.peer BOOTSTRAP TOPIC TABLE_PATH MERGE_ON_READ --processing-time 1s   (until SIGTERM: freshness)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
+import signal
+import threading
 import time
 
 from bench.floor import ENVELOPE
 
 
-def main(bootstrap: str, topic: str, path: str, table_type: str, max_offsets: str = "", options: str = "") -> dict:
-    """`options`: more hoodie.* write options, as the variant gives cdcsync's table (K=V,K=V)."""
+def main(bootstrap: str, topic: str, path: str, table_type: str, max_offsets: str = "", options: str = "",
+         processing_time: str = "") -> dict:
+    """`options`: more hoodie.* write options, as the variant gives cdcsync's table (K=V,K=V); `processing_time`:
+    a trigger interval instead of availableNow, the job running until SIGTERM (the freshness run)."""
     from pyspark.sql import functions as F
 
     from cdcsync.engine.session import build_session
@@ -42,8 +47,17 @@ def main(bootstrap: str, topic: str, path: str, table_type: str, max_offsets: st
              .option("hoodie.datasource.write.partitionpath.field", "")
              .option("checkpointLocation", f"{path}_checkpoint")
              .options(**dict(kv.split("=", 1) for kv in options.split(",") if kv))
-             .outputMode("append").trigger(availableNow=True).start(path))
-    query.awaitTermination()
+             .outputMode("append"))
+    if processing_time:
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())  # sent once the job caught up: no batch in flight
+        query = query.trigger(processingTime=processing_time).start(path)
+        while not query.awaitTermination(1) and not stop.is_set():
+            pass
+        query.stop()
+    else:
+        query = query.trigger(availableNow=True).start(path)
+        query.awaitTermination()
     batches = len(query.recentProgress)
     consumed = sum(p["numInputRows"] for p in query.recentProgress)
     spark.stop()
@@ -51,4 +65,10 @@ def main(bootstrap: str, topic: str, path: str, table_type: str, max_offsets: st
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(*sys.argv[1:])))
+    ap = argparse.ArgumentParser(prog="bench.peer")
+    for name in ("bootstrap", "topic", "path", "table_type"):
+        ap.add_argument(name)
+    ap.add_argument("max_offsets", nargs="?", default="")
+    ap.add_argument("options", nargs="?", default="")
+    ap.add_argument("--processing-time", default="")
+    print(json.dumps(main(**vars(ap.parse_args()))))

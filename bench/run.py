@@ -7,8 +7,9 @@ and COW, and into MOR from the same workload in Avro (Confluent wire format, a l
 (bench/peer.py: the hand-written streaming-sink job) into MOR and COW; both into MOR in 20 batches (cdcsync's
 max_records_per_batch = the peer's maxOffsetsPerTrigger), where log files and compactions happen; cdcsync into a
 MOR table already holding 20× the workload's keys (--grown-factor); Hudi Streamer (recorded as unavailable when
-its bundle cannot be fetched); the plain-Parquet floor. A Hudi contender whose table differs from
-the workload's final state is reported WRONG and the run exits 1.
+its bundle cannot be fetched); the plain-Parquet floor; then the freshness run (bench/freshness.py) of cdcsync and
+of the peer. A Hudi contender whose table differs from the workload's final state is reported WRONG and the run
+exits 1.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import time
 from pathlib import Path
 
 from bench import measure
+from bench.freshness import Job
+from bench.freshness import measure as measure_freshness
 from bench.workload import Workload, checksum, final_state, produce
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -248,23 +251,17 @@ def main(argv=None) -> int:
                 r["status"] = "WRONG"  # a figure for a wrong table would be a lie: none is given
             if r["status"] == "ok":
                 r["records_per_s"] = round(r["messages"] / r["seconds"])
-        freshness = None
+        freshness = freshness_peer = None
         if args.freshness_seconds and args.only != "throughput":
-            from bench.freshness import measure as fresh
-
             cfg = cdcsync_config(work, bootstrap, topic + ".fresh", "MERGE_ON_READ", trigger="1s", name="fresh_mor",
                                  options=options)
             log(f"freshness: {args.freshness_rate} events/s for {args.freshness_seconds}s, 1 s trigger, MOR")
-            freshness = fresh(bootstrap, topic + ".fresh", cfg, args.freshness_rate, args.freshness_seconds,
-                              check=lambda table: _table_checksum(Path(table)))
-            if freshness["state_matches"] is False:
-                freshness["status"] = "WRONG"
-            log(f"freshness: p50 {freshness['p50_s']}s p95 {freshness['p95_s']}s p99 {freshness['p99_s']}s over "
-                f"{freshness['records']:,}, {freshness['compactions']} compactions, RSS {freshness['rss_mb']}, state "
-                f"{'matches' if freshness['state_matches'] else 'WRONG'}")
+            freshness = run_freshness(bootstrap, topic + ".fresh", Job.cdcsync(cfg), args)
+            freshness_peer = run_freshness(bootstrap, topic + ".fresh-peer",
+                                           Job.peer(bootstrap, topic + ".fresh-peer", work / "peer_fresh_mor"), args)
         report = {"when": stamp, "size": args.size, "sink_options": options, "workload": w.__dict__,
                   "expected_rows": want[0], "expected_checksum": want[1], "machine": machine(), "results": results,
-                  "ratios": ratios(results), "freshness": freshness}
+                  "ratios": ratios(results), "freshness": freshness, "freshness_peer": freshness_peer}
         if results:
             write(report, f"{stamp}-{args.size}")
             write(report, f"latest-{args.size}")
@@ -273,8 +270,7 @@ def main(argv=None) -> int:
             (RESULTS / f"{stamp}-{args.size}-freshness.json").write_text(json.dumps(report, indent=2) + "\n")
         print(json.dumps(report, indent=2))
         bad = [r["name"] for r in results if r.get("state_matches") is False]
-        if freshness and freshness["state_matches"] is False:
-            bad.append("freshness")
+        bad += [f"freshness {f['job']}" for f in (freshness, freshness_peer) if f and f["state_matches"] is False]
         if bad:
             log(f"error: final state differs from the workload's for {bad}")
             return 1
@@ -283,6 +279,18 @@ def main(argv=None) -> int:
         if broker:
             broker.stop()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def run_freshness(bootstrap: str, topic: str, job: Job, args) -> dict:
+    """The freshness run of `job` (cdcsync or the peer), each on a topic of its own, checked like the others."""
+    out = {"job": job.name} | measure_freshness(bootstrap, topic, job, args.freshness_rate, args.freshness_seconds,
+                                                check=lambda table: _table_checksum(Path(table)))
+    if out["state_matches"] is False:
+        out["status"] = "WRONG"
+    log(f"freshness {job.name}: p50 {out['p50_s']}s p95 {out['p95_s']}s p99 {out['p99_s']}s over {out['records']:,}, "
+        f"{out['commits']} commits, {out['compactions']} compactions, RSS {out['rss_mb']}, state "
+        f"{'matches' if out['state_matches'] else 'WRONG'}")
+    return out
 
 
 def ratios(results: list[dict]) -> dict:

@@ -64,3 +64,17 @@ def test_the_freshness_memory_trend_compares_the_second_and_the_last_minute():
     samples = [(t, (100 if t < 120 else 105) * 2**20) for t in range(0, 600)]
     assert _rss_trend(samples, 600) == {"second_minute": 100.0, "last_minute": 105.0, "last_over_second": 1.05}
     assert _rss_trend(samples[:30], 600)["last_over_second"] is None  # too short a run to say
+
+
+def test_the_peers_commits_are_its_checkpoints_committed_batches_with_their_end_offsets(tmp_path):
+    from bench.freshness import peer_commits
+
+    (tmp_path / "offsets").mkdir()
+    (tmp_path / "commits").mkdir()
+    for n, ends in enumerate([{"0": 10, "1": 4}, {"0": 25, "1": 9}]):  # Spark's offset log: version, metadata, offsets
+        (tmp_path / "offsets" / str(n)).write_text(f'v1\n{{"batchWatermarkMs":0}}\n{{"fresh":{json.dumps(ends)}}}')
+    (tmp_path / "commits" / "0").write_text('v1\n{"nextBatchWatermarkMs":0}')
+    (tmp_path / "commits" / ".0.crc").write_text("")
+    got = peer_commits(tmp_path)
+    assert [ends for _, ends in got] == [{0: 10, 1: 4}], "batch 1 is planned, not committed: not visible yet"
+    assert got[0][0] == (tmp_path / "commits" / "0").stat().st_mtime
