@@ -14,7 +14,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from cdcsync.engine import classify, deletes, first_load, ledger, masking, type_conflicts
+from cdcsync.engine import classify, deletes, ledger, masking, newest, type_conflicts
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
 from cdcsync.errors import SchemaError
@@ -152,17 +152,16 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
             clock.lap("dead_letter")
         good = masking.scrub_metadata(df.where(F.col("_class").isin("upserted", "deleted")), masks, cfg.source.format)
         good = _table_rows(good, cfg, cols, masks, route, state.ordering)
-        pipe.reporter.event("writing", batch=batch.batch_id, table=state.spec.table_name,
-                            rows=sum(c["upserted"] + c["deleted"] for c in counts.values()))
+        to_write = sum(c["upserted"] + c["deleted"] for c in counts.values())
+        pipe.reporter.event("writing", batch=batch.batch_id, table=state.spec.table_name, rows=to_write)
         maybe_crash("before_write", batch.batch_id)
         replayed_from = batch.start if pipe.mode is CommitMode.REPLAY else None
         meta = hudi.commit_metadata(batch.batch_id, batch.end, replayed_from, counts, schema_to_json(cols),
                                     [c.describe() for c in changes]) | {
             hudi.META_ORDERING: state.ordering, hudi.META_TYPED_FROM: "rows" if found.from_rows else "schema",
             hudi.META_INDEX: hudi.index_of(state.spec)}
-        rows, spec = deletes.settle(good, state, cfg.sink.deletes, counts, replayed_from is None), state.spec
-        if not state.committed:
-            rows, spec = first_load.settle(rows, spec)
+        rows, spec = newest.settle(deletes.settle(good, state, cfg.sink.deletes, counts, replayed_from is None),
+                                   state.spec, state.committed, to_write)
         compactor = pipe.compactor(state.spec)
         if compactor:
             compactor.before_write()

@@ -1,6 +1,7 @@
-"""A batch into a table with no commit yet is a bulk_insert of its changes settled in Spark (engine/first_load.py):
-the table equals what upserts would have left — newest change per key by log position, not Kafka order; a key whose
-newest change is a delete has no row; a delete still leaves its marker — and later batches upsert."""
+"""Each key's newest change is chosen in Spark before Hudi sees the batch (engine/newest.py). A batch into a table
+with no commit yet is a bulk_insert: the table equals what upserts would have left — newest change per key by log
+position, not Kafka order; a key whose newest change is a delete has no row; a delete still leaves its marker. Later
+batches upsert one change per key, Hudi's own combine off, to the same final state."""
 
 from __future__ import annotations
 
@@ -8,15 +9,16 @@ import json
 
 import pytest
 
+from cdcsync.config import load_config
 from tests.integration.engine.helpers import hudi_rs_rows, kafka_rows, marker_keys, spark_rows, sync_rows, write_config
 
 pytestmark = pytest.mark.integration
 
 
-def change(op: str, key: int, name: str | None, pos: int) -> tuple[str, str]:
+def change(op: str, key: int, name: str | None, pos: int, ver: int = 0) -> tuple[str, str]:
     """A Debezium change (Kafka key, value) at binlog position `pos`; a delete without `name` carries no before
     image, only the Kafka key."""
-    row = None if name is None else {"id": key, "name": name}
+    row = None if name is None else {"id": key, "name": name, "ver": ver}
     image = {"before": row, "after": None} if op == "d" else {"before": None, "after": row}
     source = {"connector": "mysql", "ts_ms": 1_700_000_000_000, "file": "mysql-bin.000003", "pos": pos, "row": 0,
               "db": "app", "table": "t"}
@@ -30,7 +32,9 @@ FIRST = [change("c", 1, "a1", 10), change("u", 1, "a3", 30), change("u", 1, "a2"
          change("d", 4, "d0", 23),  # a delete of a row the table never had
          change("c", 5, "e1", 14)]
 SECOND = [change("u", 2, "b0", 15),  # older than batch 1's delete: must not bring key 2 back
-          change("u", 5, "e2", 40), change("d", 1, None, 50)]
+          change("u", 5, "e3", 41), change("u", 5, "e2", 40),  # two changes of one key, the newer first
+          change("d", 1, None, 50), change("c", 6, "f1", 51), change("d", 6, "f1", 52),  # created and deleted
+          change("d", 3, "c2", 53), change("c", 3, "c3", 54)]  # deleted and back again
 
 
 def operations(spark, path: str) -> list[str]:
@@ -50,7 +54,6 @@ def names(rows: list[dict]) -> dict:
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_a_first_load_is_a_bulk_insert_with_the_upserts_final_state(spark, tmp_path, table_type):
-    from cdcsync.config import load_config
     cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", table_type,
                                    **{"sink.primary_key": ["id"]}))
     first = sync_rows(spark, cfg, batch(spark, FIRST, 0))
@@ -61,15 +64,43 @@ def test_a_first_load_is_a_bulk_insert_with_the_upserts_final_state(spark, tmp_p
     assert marker_keys(spark, cfg.sink.path) == {
         '{"id":2}', '{"id":3}', '{"id":4}'}, "a first load's deletes leave their markers too"
 
-    sync_rows(spark, cfg, batch(spark, SECOND, len(FIRST)))
-    want = {3: "c2", 5: "e2"}
+    second = sync_rows(spark, cfg, batch(spark, SECOND, len(FIRST)))
+    assert second.totals()["upserted"] == 5 and second.totals()["deleted"] == 3, "the ledger counts every change"
+    want = {3: "c3", 5: "e3"}
     assert names(spark_rows(spark, cfg.sink.path)) == want == names(hudi_rs_rows(cfg.sink.path))
     assert operations(spark, cfg.sink.path)[-1] == "UPSERT"
 
 
-def test_a_configured_write_operation_wins(spark, tmp_path):
-    from cdcsync.config import load_config
+def test_a_large_upsert_writes_one_change_per_key_and_hudi_does_not_combine_again(spark, tmp_path):
+    from cdcsync.engine import newest
+    from cdcsync.sinks import hudi
 
+    cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "MERGE_ON_READ",
+                                   **{"sink.primary_key": ["id"]}))
+    spec = hudi.TableSpec.from_config(cfg)
+    rows = spark.createDataFrame([(1, "old", "a", False), (1, "new", "b", False), (2, "gone", "c", True)],
+                                 f"id BIGINT, name STRING, {hudi.ORDER} STRING, {hudi.DELETED} BOOLEAN")
+    small, how = newest.settle(rows, spec, committed=True, changes=3)
+    assert small is rows and "hoodie.combine.before.upsert" not in hudi.write_options(how), \
+        "a small batch without ties is left to Hudi's combine"
+    settled, how = newest.settle(rows, spec, committed=True, changes=newest.SPARK_FROM)
+    assert sorted((r["id"], r["name"], r[hudi.DELETED]) for r in settled.collect()) == [
+        (1, "new", False), (2, "gone", True)], "a delete is written, for Hudi to remove the row"
+    assert hudi.write_options(how)["hoodie.combine.before.upsert"] == "false"
+    assert hudi.write_options(how)["hoodie.datasource.write.operation"] == "upsert"
+
+
+def test_a_custom_ordering_fields_ties_go_to_the_later_log_position(spark, tmp_path):
+    cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "COPY_ON_WRITE",
+                                   **{"sink.primary_key": ["id"], "sink.ordering_field": "ver"}))
+    sync_rows(spark, cfg, batch(spark, [change("c", 1, "a1", 10, ver=1)], 0))
+    # one ver, three changes: the one latest in the source's log wins, wherever Kafka holds it
+    ties = [change("u", 1, "a3", 30, ver=2), change("u", 1, "a4", 40, ver=2), change("u", 1, "a2", 20, ver=2)]
+    sync_rows(spark, cfg, batch(spark, ties, 1))
+    assert names(spark_rows(spark, cfg.sink.path)) == {1: "a4"} == names(hudi_rs_rows(cfg.sink.path))
+
+
+def test_a_configured_write_operation_wins(spark, tmp_path):
     cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "COPY_ON_WRITE",
                                    **{"sink.primary_key": ["id"],
                                       "sink.options": {"hoodie.datasource.write.operation": "upsert"}}))
