@@ -37,12 +37,16 @@ def settle(rows: DataFrame, spec: hudi.TableSpec, committed: bool, changes: int)
     if committed or "hoodie.datasource.write.operation" in spec.options:  # a configured upsert stays one
         if changes < SPARK_FROM and spec.ordering_fields == [hudi.ORDER]:  # no ties: Hudi's combine is as good
             return rows, spec
-        return _newest(rows, spec), replace(spec, options={**SETTLED, **spec.options})
-    return _newest(rows, spec).where(~F.col(hudi.DELETED)), replace(spec, options={**BULK_INSERT, **spec.options})
+        return _newest(rows, spec, valueless_first=True), replace(spec, options={**SETTLED, **spec.options})
+    kept = _newest(rows, spec, valueless_first=False).where(~F.col(hudi.DELETED))
+    return kept, replace(spec, options={**BULK_INSERT, **spec.options})
 
 
-def _newest(rows: DataFrame, spec: hudi.TableSpec) -> DataFrame:
-    order = [F.col(f"`{f}`").desc_nulls_last() for f in dict.fromkeys([*spec.ordering_fields, hudi.ORDER])
-             if f in rows.columns]
+def _newest(rows: DataFrame, spec: hudi.TableSpec, valueless_first: bool) -> DataFrame:
+    """`valueless_first`: a change without a custom ordering field's value (a key-only delete) outranks the others,
+    so that an upsert never drops it unseen: Hudi's merge then meets it, and like its own combine before, fails on
+    a missing ordering value when the table holds the key (a known gap; the batch is not committed)."""
+    order = [(F.col(f"`{f}`").desc_nulls_first() if valueless_first else F.col(f"`{f}`").desc_nulls_last())
+             for f in dict.fromkeys([*spec.ordering_fields, hudi.ORDER]) if f in rows.columns]
     newest = Window.partitionBy(*[F.col(f"`{k}`") for k in spec.primary_key]).orderBy(*order)
     return rows.withColumn("_newest", F.row_number().over(newest)).where(F.col("_newest") == 1).drop("_newest")
