@@ -7,6 +7,7 @@ batch's ledger, which travels in the Hudi commit with the offsets.
 
 from __future__ import annotations
 
+import difflib
 import time
 from dataclasses import dataclass, replace
 
@@ -17,7 +18,7 @@ from pyspark.sql import functions as F
 from cdcsync.engine import classify, deletes, ledger, masking, newest, type_conflicts
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
-from cdcsync.errors import SchemaError
+from cdcsync.errors import ConfigError, SchemaError
 from cdcsync.formats import vocabulary
 from cdcsync.formats.spark import position
 from cdcsync.formats.spark.envelope import decode_envelope
@@ -126,13 +127,14 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
         typed, cast_bad = fit.typed(cols), F.array().cast("array<string>")  # a value that cannot convert misfits
     else:
         typed, cast_bad = typed_row(F.coalesce("_row", "_key_row"), cols, found.versions)
-    pk = state.spec.primary_key
-    # a key column no row image has shown is NULL (missing_key), and Spark rejects a struct of no fields
-    typed += [F.lit(None).cast("string").alias(k) for k in pk if k not in {c.name for c in cols}]
+    pk, ordering = state.spec.primary_key, _ordering_field(cfg, state, cols)
+    # a key (or ordering) column no row image has shown is NULL (missing_key), and Spark rejects a struct of no fields
+    typed += [F.lit(None).cast("string").alias(k) for k in dict.fromkeys([*pk, *filter(None, [ordering])])
+              if k not in {c.name for c in cols}]
     typed = typed or [F.lit(None).cast("string").alias("_no_columns")]
     df = env.select("*", F.struct(*typed).alias("_t"), cast_bad.alias("_cast_bad"),
                     (fit.misfit(cols) if kept else F.lit(False)).alias("_misfit")).drop(fit.PARSED)
-    df = _lean(type_conflicts.relabel(classify.classified(df, pk, classify.schema_check(cfg)), pins))
+    df = _lean(type_conflicts.relabel(classify.classified(df, pk, classify.schema_check(cfg), ordering), pins))
     df = df.persist(StorageLevel.MEMORY_AND_DISK)
     clock = _Stages()
     try:
@@ -160,6 +162,8 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
                                     [c.describe() for c in changes]) | {
             hudi.META_ORDERING: state.ordering, hudi.META_TYPED_FROM: "rows" if found.from_rows else "schema",
             hudi.META_INDEX: hudi.index_of(state.spec)}
+        if ordering and any(c["deleted"] for c in counts.values()):
+            good = newest.place_valueless(good, state.spec, state.committed)
         rows, spec = newest.settle(deletes.settle(good, state, cfg.sink.deletes, counts, replayed_from is None),
                                    state.spec, state.committed, to_write)
         compactor = pipe.compactor(state.spec)
@@ -174,6 +178,19 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
                            stages=clock.seconds)
     finally:
         df.unpersist()
+
+
+def _ordering_field(cfg, state: TableState, cols: list[Col]) -> str | None:
+    """The table's custom ordering field, which must be one of its columns once row images have shown any."""
+    field, names = state.spec.custom_ordering, [c.name for c in cols]
+    if field is None or not names or field in names:
+        return field
+    close = difflib.get_close_matches(field, names, n=1, cutoff=0.6)
+    raise ConfigError(
+        f"{cfg.path}: sink.ordering_field = {field!r} is not a column of table '{state.spec.table_name}' "
+        f"(its columns: {', '.join(names)})" + (f"; did you mean {close[0]!r}?" if close else ""),
+        hint="name one of the table's columns, or declare the field's type in [schema.columns] when no change so "
+             "far carried it", key="sink.ordering_field", column=field)
 
 
 # what only a bad record still needs once its row is typed: the message as it came, for the dead letters

@@ -50,8 +50,8 @@ def settle(rows: DataFrame, state: TableState, mode: str, counts: dict, new_rang
     deleted, upserted = (sum(c[k] for c in counts.values()) for k in ("deleted", "upserted"))
     known = store.read()
     covered = (key == F.col("_m_key")) & (F.col("_m_order") >= order)  # a marker at least as new as the row
-    if deleted:  # a delete without an ordering value (a key-only image and a custom ordering_field) marks nothing
-        new = rows.where(F.col(hudi.DELETED) & order.isNotNull())
+    if deleted:  # every delete has its ordering value here (newest.place_valueless)
+        new = rows.where(F.col(hudi.DELETED))
         if new_range or known is None:
             known = store.read(store.append(new.select(key.alias(KEY), order.alias(hudi.ORDER))))
         else:

@@ -35,18 +35,41 @@ def settle(rows: DataFrame, spec: hudi.TableSpec, committed: bool, changes: int)
     if operation != "upsert" or not set(spec.primary_key) <= set(rows.columns):
         return rows, spec
     if committed or "hoodie.datasource.write.operation" in spec.options:  # a configured upsert stays one
-        if changes < SPARK_FROM and spec.ordering_fields == [hudi.ORDER]:  # no ties: Hudi's combine is as good
+        if changes < SPARK_FROM and spec.custom_ordering is None:  # no ties: Hudi's combine is as good
             return rows, spec
-        return _newest(rows, spec, valueless_first=True), replace(spec, options={**SETTLED, **spec.options})
-    kept = _newest(rows, spec, valueless_first=False).where(~F.col(hudi.DELETED))
+        return _newest(rows, spec), replace(spec, options={**SETTLED, **spec.options})
+    kept = _newest(rows, spec).where(~F.col(hudi.DELETED))
     return kept, replace(spec, options={**BULK_INSERT, **spec.options})
 
 
-def _newest(rows: DataFrame, spec: hudi.TableSpec, valueless_first: bool) -> DataFrame:
-    """`valueless_first`: a change without a custom ordering field's value (a key-only delete) outranks the others,
-    so that an upsert never drops it unseen: Hudi's merge then meets it, and like its own combine before, fails on
-    a missing ordering value when the table holds the key (a known gap; the batch is not committed)."""
-    order = [(F.col(f"`{f}`").desc_nulls_first() if valueless_first else F.col(f"`{f}`").desc_nulls_last())
-             for f in dict.fromkeys([*spec.ordering_fields, hudi.ORDER]) if f in rows.columns]
+def place_valueless(rows: DataFrame, spec: hudi.TableSpec, committed: bool) -> DataFrame:
+    """`rows` with each delete that lacks `spec`'s custom ordering field's value placed where the source's log has
+    it: as new as the newest version of its key before it — in the batch (by `_cdc_order`), and in the table when
+    the table's row is older in the log than the delete (a replayed delete must not remove a later re-insert). It
+    then removes that version, and loses to a later change only by the field's rule. A delete with no version before
+    it removes nothing and is left out (the ledger still counts it deleted)."""
+    field = spec.custom_ordering
+    value = F.col(f"`{field}`")
+    valueless = F.col(hudi.DELETED) & value.isNull()
+    if rows.where(valueless).isEmpty():
+        return rows
+    columns, kind = rows.columns, rows.schema[field].dataType
+    key = [f"`{k}`" for k in spec.primary_key]
+    before = Window.partitionBy(*key).orderBy(hudi.ORDER).rowsBetween(Window.unboundedPreceding, -1)
+    placed = F.max(value).over(before)
+    if committed:  # only the keys of the batch's valueless deletes: a broadcast beside every row of the batch
+        held = (hudi.snapshot(rows.sparkSession, spec.path, [*spec.primary_key, field, hudi.ORDER])
+                .withColumnsRenamed({field: "_held", hudi.ORDER: "_held_at"})
+                .join(rows.where(valueless).select(*key).distinct(), spec.primary_key, "left_semi"))
+        # read in a job of its own: planned inside the write's broadcast, Hudi's data skipping (un)persists a
+        # Dataset under the cache lock the write holds while it builds the persisted batch, and both wait forever
+        rows = rows.join(F.broadcast(held.localCheckpoint()), spec.primary_key, "left")
+        placed = F.greatest(placed, F.when(F.col("_held_at") < F.col(hudi.ORDER), F.col("_held")))
+    rows = rows.withColumn(field, F.when(valueless, placed.cast(kind)).otherwise(value))
+    return rows.where(~valueless).select(*[f"`{c}`" for c in columns])  # the join put the key first
+
+
+def _newest(rows: DataFrame, spec: hudi.TableSpec) -> DataFrame:
+    order = [F.col(f"`{f}`").desc() for f in dict.fromkeys([*spec.ordering_fields, hudi.ORDER]) if f in rows.columns]
     newest = Window.partitionBy(*[F.col(f"`{k}`") for k in spec.primary_key]).orderBy(*order)
     return rows.withColumn("_newest", F.row_number().over(newest)).where(F.col("_newest") == 1).drop("_newest")

@@ -54,6 +54,7 @@ MISSING_FIELD = "missing_field"
 BAD_OP = "bad_op"
 BAD_VALUE = "bad_value"
 MISSING_KEY = "missing_key"
+MISSING_ORDERING_VALUE = "missing_ordering_value"
 INVALID_CSV = "invalid_csv"
 BAD_FIELD_COUNT = "bad_field_count"
 OVERSIZED = "oversized"
@@ -71,6 +72,7 @@ BAD_REASONS = MappingProxyType({
     BAD_OP: "an operation the format does not define",
     BAD_VALUE: "a field has the wrong JSON type (a row image that is not an object …)",
     MISSING_KEY: "a delete with neither a 'before' image nor a Kafka key that is a JSON object",
+    MISSING_ORDERING_VALUE: "an upsert whose [sink] ordering_field is null",
     INVALID_CSV: "not one CSV record: a quoted field is not closed, text follows its closing quote, or a line break "
                  "outside quotes starts a second record",
     BAD_FIELD_COUNT: "not as many CSV fields as csv_columns",

@@ -55,6 +55,11 @@ class TableSpec:
                          ordering_fields=[sink.ordering_field] if sink.ordering_field else [ORDER],
                          options=dict(sink.options))
 
+    @property
+    def custom_ordering(self) -> str | None:
+        """[sink] ordering_field, a column that may be null; None when `_cdc_order` (never null) orders the table."""
+        return None if self.ordering_fields == [ORDER] else self.ordering_fields[0]
+
 
 def write_options(spec: TableSpec) -> dict[str, str]:
     opts = {
@@ -139,6 +144,11 @@ def write_batch(df, spec: TableSpec, metadata: dict[str, object]) -> str:
             path=spec.path,
         ) from e
     return latest_instant(df.sparkSession, spec.path) or ""
+
+
+def snapshot(spark, path: str, columns: list[str]):
+    """The table's rows as a snapshot query reads them (a MERGE_ON_READ table's logs merged), these columns only."""
+    return spark.read.format("hudi").load(path).select(*[f"`{c}`" for c in columns])
 
 
 def _meta_client(spark, path: str):

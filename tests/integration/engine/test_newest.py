@@ -109,14 +109,81 @@ def test_a_configured_write_operation_wins(spark, tmp_path):
     assert operations(spark, cfg.sink.path) == ["UPSERT"]
 
 
-def test_a_key_only_delete_under_a_custom_ordering_field_is_never_dropped_unseen(spark, tmp_path):
-    from cdcsync.errors import CdcsyncError
+def ordered_by_ver(tmp_path, table_type: str):
+    return load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", table_type,
+                                    **{"sink.primary_key": ["id"], "sink.ordering_field": "ver",
+                                       "run.on_bad_record": "dead-letter"}))
+
+
+def markers(spark, path: str) -> dict:
+    from cdcsync.engine.deletes import KEY, markers_path
+    from cdcsync.sinks.hudi import ORDER
+
+    return {r[0]: r[1] for r in spark.read.parquet(markers_path(path)).select(KEY, ORDER).collect()}
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_key_only_delete_under_a_custom_ordering_field_removes_the_row_it_follows(spark, tmp_path, table_type):
+    cfg = ordered_by_ver(tmp_path, table_type)
+    sync_rows(spark, cfg, batch(spark, [change("c", 1, "a1", 10, ver=7), change("c", 2, "b1", 11, ver=7),
+                                        change("c", 3, "c1", 12, ver=7)], 0))
+    # PostgreSQL's default replica identity: a delete carries the key only, no ver. Key 1's delete follows the
+    # table's row; key 2's follows a change in its own batch, key 3 is deleted and created again after it
+    second = sync_rows(spark, cfg, batch(spark, [
+        change("d", 1, None, 20), change("u", 2, "b2", 21, ver=9), change("d", 2, None, 22),
+        change("d", 3, None, 23), change("c", 3, "c2", 24, ver=8), change("d", 4, None, 25)], 3))
+    assert second.totals()["deleted"] == 4 and second.totals()["bad"] == 0
+    assert names(spark_rows(spark, cfg.sink.path)) == {3: "c2"} == names(hudi_rs_rows(cfg.sink.path))
+    # each placed delete leaves the value of the version it removed; key 4's removed nothing and leaves none
+    assert markers(spark, cfg.sink.path) == {'{"id":1}': 7, '{"id":2}': 9, '{"id":3}': 7}
+    # a late change older than the delete's version stays out; a newer one comes back
+    sync_rows(spark, cfg, batch(spark, [change("u", 1, "a0", 5, ver=6), change("u", 2, "b3", 30, ver=10)], 9))
+    assert names(spark_rows(spark, cfg.sink.path)) == {2: "b3", 3: "c2"} == names(hudi_rs_rows(cfg.sink.path))
+
+
+def test_a_replayed_key_only_delete_leaves_a_later_version_of_its_key(spark, tmp_path):
+    from cdcsync.engine.model import CommitMode
+
+    cfg = ordered_by_ver(tmp_path, "MERGE_ON_READ")
+    sync_rows(spark, cfg, batch(spark, [change("c", 1, "a1", 10, ver=1), change("d", 1, None, 20)], 0))
+    sync_rows(spark, cfg, batch(spark, [change("c", 1, "a2", 30, ver=2)], 2))
+    assert names(spark_rows(spark, cfg.sink.path)) == {1: "a2"}
+    # the first range again: its delete is older in the log than the table's row, which it must not remove
+    sync_rows(spark, cfg, batch(spark, [change("d", 1, None, 20)], 1), mode=CommitMode.REPLAY)
+    assert names(spark_rows(spark, cfg.sink.path)) == {1: "a2"} == names(hudi_rs_rows(cfg.sink.path))
+
+
+def test_a_first_loads_key_only_delete_removes_what_precedes_it(spark, tmp_path):
+    cfg = ordered_by_ver(tmp_path, "COPY_ON_WRITE")
+    sync_rows(spark, cfg, batch(spark, [change("c", 1, "a1", 10, ver=3), change("d", 1, None, 20),
+                                        change("c", 2, "b1", 11, ver=3), change("d", 2, None, 21),
+                                        change("c", 2, "b2", 31, ver=4)], 0))
+    assert names(spark_rows(spark, cfg.sink.path)) == {2: "b2"} == names(hudi_rs_rows(cfg.sink.path))
+    assert operations(spark, cfg.sink.path) == ["BULK_INSERT"]
+
+
+def test_an_upsert_without_its_ordering_value_is_a_bad_record(spark, tmp_path):
+    cfg = ordered_by_ver(tmp_path, "MERGE_ON_READ")
+    sync_rows(spark, cfg, batch(spark, [change("c", 1, "a1", 10, ver=1)], 0))
+    null_ver = change("u", 1, "a2", 20)
+    null_ver = (null_ver[0], null_ver[1].replace('"ver": 0', '"ver": null'))
+    seen = []
+    result = sync_rows(spark, cfg, batch(spark, [null_ver, change("c", 2, "b1", 21, ver=1)], 1),
+                       on_bad=lambda df, _b, _n: seen.extend(df.select("_kafka_offset", "_reason", "_reason_detail")
+                                                             .collect()) or [])
+    assert (result.totals()["bad"], result.totals()["upserted"]) == (1, 1)
+    ((offset, reason, detail),) = seen
+    assert (offset, reason) == (1, "missing_ordering_value") and "ordering_field 'ver' is null" in detail
+    # Hudi never met the null (its MERGE_ON_READ log would fail every read after it)
+    assert names(spark_rows(spark, cfg.sink.path)) == {1: "a1", 2: "b1"} == names(hudi_rs_rows(cfg.sink.path))
+
+
+def test_an_ordering_field_the_rows_do_not_have_is_refused_with_a_close_match(spark, tmp_path):
+    from cdcsync.errors import ConfigError
 
     cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "COPY_ON_WRITE",
-                                   **{"sink.primary_key": ["id"], "sink.ordering_field": "ver"}))
-    sync_rows(spark, cfg, batch(spark, [change("c", 1, "a1", 10, ver=1)], 0))
-    # the delete is latest in the log but has no ver: outranking it by the upsert would lose it without a word.
-    # Hudi cannot order it against the table's row either (a known gap): the batch stops, nothing committed
-    with pytest.raises(CdcsyncError):
-        sync_rows(spark, cfg, batch(spark, [change("u", 1, "a2", 30, ver=5), change("d", 1, None, 40)], 1))
-    assert names(spark_rows(spark, cfg.sink.path)) == {1: "a1"} == names(hudi_rs_rows(cfg.sink.path))
+                                   **{"sink.primary_key": ["id"], "sink.ordering_field": "vers"}))
+    with pytest.raises(ConfigError) as err:
+        sync_rows(spark, cfg, batch(spark, [change("c", 1, "a1", 10, ver=1)], 0))
+    assert "sink.ordering_field = 'vers'" in err.value.message and "did you mean 'ver'" in err.value.message
+    assert err.value.facts["key"] == "sink.ordering_field"
