@@ -164,6 +164,7 @@ class Pipeline:
                 hudi.latest_instant(self.spark, cfg.sink.path) is not None
             if state.committed:
                 _keep_recorded_index(cfg, state.spec, hudi.recorded_index(self.spark, cfg.sink.path))
+                state.spec = hudi.keep_column_stats(self.spark, state.spec)
             self._states[name] = state
         return self._states[name]
 

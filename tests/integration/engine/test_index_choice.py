@@ -1,8 +1,11 @@
 """Issue 15 (the index for the table): each commit records the index its keys were placed by, and a run whose
 [sink.options] would place them by a bucket index of another count, or switch into or out of buckets, stops before
-reading anything, naming the key and the settings the table was written with."""
+reading anything, naming the key and the settings the table was written with. Hudi's column statistics index is
+built only when asked for, and a table that has it keeps it."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +51,33 @@ def test_a_table_keeps_the_index_its_keys_were_placed_by(spark, bootstrap, make_
         run_once(config("simple", BUCKET), spark)
     assert "cannot be written with the index BUCKET:2: its commits were written with SIMPLE" in err.value.message
     assert '"hoodie.index.type" = "SIMPLE" as the table was written' in err.value.hint
+
+
+def _metadata_partitions(table: str) -> set[str]:
+    """The metadata table's partitions as hoodie.properties lists them."""
+    props = (Path(table) / ".hoodie" / "hoodie.properties").read_text().splitlines()
+    listed = next(p.split("=", 1)[1] for p in props if p.startswith("hoodie.table.metadata.partitions="))
+    return set(filter(None, listed.split(",")))
+
+
+def test_column_statistics_are_built_when_asked_for_and_kept_by_a_table_that_has_them(
+        spark, bootstrap, make_topic, produce, tmp_path):
+    topic = make_topic()
+    produce(topic, [{"id": i, "v": i} for i in range(4)])
+
+    def run(table: str, options: dict) -> None:
+        run_once(write_config(tmp_path, bootstrap, topic, "json", "MERGE_ON_READ", **{
+            "sink.primary_key": ["id"], "sink.path": str(tmp_path / table), "sink.options": options,
+            "run.checkpoint_dir": str(tmp_path / f"{table}_ckpt"), "run.max_records_per_batch": 2}), spark)
+
+    run("plain", {})
+    assert _metadata_partitions(str(tmp_path / "plain")) == {"files"}
+    run("indexed", {"hoodie.metadata.index.column.stats.enable": "true"})
+    assert "column_stats" in _metadata_partitions(str(tmp_path / "indexed"))
+
+    produce(topic, [{"id": 1, "v": 100}])
+    run("indexed", {})  # a write with the index off would drop it from the metadata table
+    assert "column_stats" in _metadata_partitions(str(tmp_path / "indexed"))
+    for table in ("plain", "indexed"):
+        assert {r["id"]: r["v"] for r in hudi_rs_rows(str(tmp_path / table))} == {0: 0, 1: 100 if table == "indexed"
+                                                                                  else 1, 2: 2, 3: 3}
