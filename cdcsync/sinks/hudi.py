@@ -95,9 +95,9 @@ def write_options(spec: TableSpec) -> dict[str, str]:
 
 
 def keep_column_stats(spark, spec: TableSpec) -> TableSpec:
-    """`spec` for a table that already has Hudi's column statistics index, unless [sink.options] say otherwise: a
+    """`spec` for a committed table that has Hudi's column statistics index, unless [sink.options] say otherwise: a
     write with the index off drops it from the metadata table, and its readers' data skipping with it."""
-    if COLUMN_STATS in spec.options or not table_exists(spark, spec.path):
+    if COLUMN_STATS in spec.options:
         return spec
     if "column_stats" not in set(_meta_client(spark, spec.path).getTableConfig().getMetadataPartitions()):
         return spec
