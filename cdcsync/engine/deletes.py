@@ -46,6 +46,8 @@ def settle(rows: DataFrame, state: TableState, mode: str, counts: dict, new_rang
     store = _Store(rows.sparkSession, spec.path, name, rows.schema[name].dataType)
     if not state.committed:
         store.remove()  # the target has no commit: markers found belong to an earlier table at its path
+    elif _widened(state, name, store.order_type):
+        store.retype()
     key = F.to_json(F.struct(*[F.col(f"`{k}`") for k in spec.primary_key]))
     deleted, upserted = (sum(c[k] for c in counts.values()) for k in ("deleted", "upserted"))
     known = store.read()
@@ -59,6 +61,12 @@ def settle(rows: DataFrame, state: TableState, mode: str, counts: dict, new_rang
     if not upserted or known is None:
         return rows
     return rows.join(known, covered & ~F.col(hudi.DELETED), "left_anti")
+
+
+def _widened(state: TableState, name: str, now) -> bool:
+    """Has the ordering column `name` a wider type (`now`) in this batch than in the table's last commit?"""
+    was = next((c.type for c in state.columns if c.name == name), None)
+    return was is not None and was.lower() != now.simpleString()
 
 
 def _append_unknown(store: _Store, new: DataFrame, key, order) -> DataFrame | None:
@@ -117,6 +125,20 @@ class _Store:
         for f in old:  # a reader between the two steps sees each marker twice, which answers the same
             self._fs.delete(self._path(f), False)
         return self.files()
+
+    def retype(self) -> None:
+        """The folder's files rewritten as one with the order in `order_type`, the ordering column having widened
+        since some were written; each file is read with its own type (a crash mid-way leaves files of both)."""
+        files = self.files()
+        parts = [self.spark.read.parquet(f) for f in files]
+        if all(p.schema[hudi.ORDER].dataType == self.order_type for p in parts):
+            return
+        union = parts[0].select(KEY, F.col(hudi.ORDER).cast(self.order_type))
+        for p in parts[1:]:
+            union = union.unionByName(p.select(KEY, F.col(hudi.ORDER).cast(self.order_type)))
+        union.coalesce(1).write.mode("append").parquet(self.dir)
+        for f in files:
+            self._fs.delete(self._path(f), False)
 
     def remove(self) -> None:
         for folder in (self.dir, self.legacy):

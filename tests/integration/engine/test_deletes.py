@@ -221,3 +221,29 @@ def test_an_earlier_versions_marker_table_is_moved_into_the_folder(spark, tmp_pa
     assert both(spark, cfg.sink.path) == [want, want]
     assert marker_keys(spark, cfg.sink.path) == {'{"id":1}'}
     assert not hudi.table_exists(spark, legacy), "the legacy table is gone once its markers moved"
+
+
+def test_markers_follow_a_custom_ordering_column_that_widens(spark, tmp_path):
+    """A marker written while the ordering column was BIGINT still answers once its values need DOUBLE."""
+    cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "MERGE_ON_READ",
+                                   **{"sink.primary_key": ["id"], "sink.ordering_field": "ver"}))
+    first = [change("c", 1, {"id": 1, "ver": 1}, 1000), change("c", 2, {"id": 2, "ver": 1}, 1100),
+             change("u", 1, {"id": 1, "ver": 2}, 1200), change("d", 1, {"id": 1, "ver": 2}, 1300)]
+    sync_rows(spark, cfg, batch(spark, first, 0))
+    folder = markers_path(cfg.sink.path)
+    written = spark.read.parquet(folder)
+    assert written.schema["_cdc_order"].dataType.simpleString() == "bigint"
+    # as a crash in the middle of rewriting them leaves the markers: a DOUBLE copy beside the BIGINT file
+    written.select("_cdc_key", written["_cdc_order"].cast("double")).write.mode("append").parquet(folder)
+    # ver widens to DOUBLE: a late change to key 1 older than its delete stays out, a newer one to key 2 lands
+    late = [change("u", 1, {"id": 1, "ver": 1.5}, 1400), change("u", 2, {"id": 2, "ver": 2.5}, 1500)]
+    assert sync_rows(spark, cfg, batch(spark, late, len(first))).totals()["upserted"] == 2
+    want = by_key([{"id": 2, "ver": 2.5}], ["id"])
+    assert both(spark, cfg.sink.path) == [want, want]
+    assert len(marker_files(cfg.sink.path)) == 1
+    assert spark.read.parquet(folder).schema["_cdc_order"].dataType.simpleString() == "double"
+    # a re-create of key 1 newer than its (BIGINT) marker comes back
+    again = [change("c", 1, {"id": 1, "ver": 4.5}, 1600)]
+    sync_rows(spark, cfg, batch(spark, again, len(first) + len(late)))
+    want = by_key([{"id": 1, "ver": 4.5}, {"id": 2, "ver": 2.5}], ["id"])
+    assert both(spark, cfg.sink.path) == [want, want]
