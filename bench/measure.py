@@ -1,12 +1,15 @@
 """Wall time and peak memory of a command and all its descendants (the JVM is a grandchild of `cdcsync`).
 
 Memory is the sum of each process's proportional set size (PSS): a page shared by several processes counts once in
-all. Summing RSS would count a JVM twice whenever it forks a helper (Hadoop's shell commands) that has not exec'd
-yet, and every PySpark worker forked from its daemon again in full."""
+all. Summing RSS would count every PySpark worker forked from its daemon again in full. A JVM's helper (Hadoop's
+`chmod`, ~100 per batch on a local disk) is spawned sharing the JVM's address space until it execs, and reports the
+JVM's own PSS: such a process is not counted (kcmp(2) tells that two processes share one)."""
 
 from __future__ import annotations
 
+import ctypes
 import os
+import platform
 import subprocess
 import threading
 import time
@@ -14,6 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
+_KCMP = {"x86_64": 312, "aarch64": 272}.get(platform.machine())  # the kcmp(2) system call's number
+_KCMP_VM = 1
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 @dataclass
@@ -39,12 +45,19 @@ def tree_rss(root: int) -> int:
         pid, ppid = int(d.name), int(fields[1])
         children.setdefault(ppid, []).append(pid)
         rss[pid] = int(fields[21]) * PAGE
-    total, todo = 0, [root]
+    total, todo = 0, [(root, None)]
     while todo:
-        pid = todo.pop()
-        total += _pss(pid, rss.get(pid, 0))
-        todo += children.get(pid, [])
+        pid, parent = todo.pop()
+        if parent is None or not shares_memory(parent, pid):
+            total += _pss(pid, rss.get(pid, 0))
+        todo += [(child, pid) for child in children.get(pid, [])]
     return total
+
+
+def shares_memory(a: int, b: int) -> bool:
+    """Do processes (or threads) `a` and `b` share one address space, as a child spawned with vfork/posix_spawn does
+    with its parent until it execs?"""
+    return _KCMP is not None and _libc.syscall(_KCMP, a, b, _KCMP_VM, 0, 0) == 0
 
 
 def _pss(pid: int, rss: int) -> int:

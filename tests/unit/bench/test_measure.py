@@ -1,9 +1,12 @@
-"""The benchmark's memory figure counts shared pages once: a process that forks (as a JVM does for a helper before
-exec, and PySpark's daemon for each worker) is not counted twice."""
+"""The benchmark's memory figure counts shared pages once: a process that forks (as PySpark's daemon does for each
+worker) is not counted twice, nor a helper spawned in its parent's address space (a JVM's, until it execs)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+import threading
 
 from bench import measure
 
@@ -15,3 +18,18 @@ def test_a_forked_child_shares_its_parents_pages():
     m = measure.run([sys.executable, "-c", FORKS], every_s=0.1)
     assert m.returncode == 0, m.stderr
     assert 190 < m.peak_rss_mb < 300, m.peak_rss_mb  # RSS summed over both processes would be above 400
+
+
+def test_a_process_in_its_parents_address_space_is_told_from_a_forked_one():
+    ready, done, tid = threading.Event(), threading.Event(), []
+    t = threading.Thread(target=lambda: (tid.append(threading.get_native_id()), ready.set(), done.wait()))
+    t.start()
+    ready.wait()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
+    try:  # a thread stands for a vfork child: one address space, its own id
+        assert measure.shares_memory(os.getpid(), tid[0])
+        assert not measure.shares_memory(os.getpid(), child.pid)
+    finally:
+        done.set()
+        child.kill()
+        child.wait()
