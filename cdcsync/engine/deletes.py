@@ -121,9 +121,7 @@ class _Store:
             return old
         newest = (self.read(old).groupBy("_m_key").agg(F.max("_m_order").alias("_m_order"))
                   .select(F.col("_m_key").alias(KEY), F.col("_m_order").alias(hudi.ORDER)))
-        newest.coalesce(1).write.mode("append").parquet(self.dir)
-        for f in old:  # a reader between the two steps sees each marker twice, which answers the same
-            self._fs.delete(self._path(f), False)
+        self._replace(old, newest)
         return self.files()
 
     def retype(self) -> None:
@@ -136,8 +134,12 @@ class _Store:
         union = parts[0].select(KEY, F.col(hudi.ORDER).cast(self.order_type))
         for p in parts[1:]:
             union = union.unionByName(p.select(KEY, F.col(hudi.ORDER).cast(self.order_type)))
-        union.coalesce(1).write.mode("append").parquet(self.dir)
-        for f in files:
+        self._replace(files, union)
+
+    def _replace(self, files: list[str], markers: DataFrame) -> None:
+        """`files` replaced by one file holding `markers`."""
+        markers.coalesce(1).write.mode("append").parquet(self.dir)
+        for f in files:  # a reader between the two steps sees each marker twice, which answers the same
             self._fs.delete(self._path(f), False)
 
     def remove(self) -> None:
