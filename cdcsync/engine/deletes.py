@@ -14,6 +14,8 @@ event, a replay of an applied range that ends before the delete) never brings th
 
 from __future__ import annotations
 
+import functools
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -131,10 +133,8 @@ class _Store:
         parts = [self.spark.read.parquet(f) for f in files]
         if all(p.schema[hudi.ORDER].dataType == self.order_type for p in parts):
             return
-        union = parts[0].select(KEY, F.col(hudi.ORDER).cast(self.order_type))
-        for p in parts[1:]:
-            union = union.unionByName(p.select(KEY, F.col(hudi.ORDER).cast(self.order_type)))
-        self._replace(files, union)
+        typed = [p.select(KEY, F.col(hudi.ORDER).cast(self.order_type)) for p in parts]
+        self._replace(files, functools.reduce(DataFrame.unionByName, typed))
 
     def _replace(self, files: list[str], markers: DataFrame) -> None:
         """`files` replaced by one file holding `markers`."""

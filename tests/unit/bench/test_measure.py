@@ -31,5 +31,6 @@ def test_a_process_in_its_parents_address_space_is_told_from_a_forked_one():
         assert not measure.shares_memory(os.getpid(), child.pid)
     finally:
         done.set()
+        t.join()
         child.kill()
         child.wait()
