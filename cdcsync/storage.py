@@ -24,9 +24,9 @@ def is_local(path: str) -> bool:
 def local_path(path: str) -> Path:
     """A local (or file:) path as a Path; any other scheme is refused, naming the JVM-free reader's limit."""
     if not is_local(path):
-        raise ConfigError(f"{path} is neither local nor s3a://: status reads tables without a JVM, from local and "
-                          "s3a:// paths", hint="run status on a machine that mounts the table, or read its "
-                          "timeline with Hudi's CLI")
+        raise ConfigError(f"{path} is neither local nor s3a://: status and dead-letter list|show read tables "
+                          "without a JVM, from local and s3a:// paths", hint="run them on a machine that mounts the "
+                          "table, or read it with Spark or Hudi's CLI")
     return Path(path.removeprefix("file://").removeprefix("file:"))
 
 

@@ -23,32 +23,21 @@ _TO = typer.Option(None, "--to-offset", help="Only offsets <= this.")
 
 
 def _selection(reason, topic, partition, from_offset, to_offset, include_replayed=False):
-    from cdcsync.engine.dead_letter_replay import Selection
+    from cdcsync.engine.dead_letter_view import Selection
 
     return Selection(tuple(reason or ()), topic, partition, from_offset, to_offset, include_replayed)
-
-
-def _open(config: Path, writes: bool = False):
-    from dataclasses import replace
-
-    from cdcsync.config import load_config
-    from cdcsync.engine.session import for_config
-
-    cfg = load_config(config)  # exits 78 before Spark starts
-    # readers leave [catalog] out: an embedded Derby metastore admits one process, and a run may hold it
-    return cfg, for_config(cfg if writes else replace(cfg, catalog=None), "dead-letter")
 
 
 @dl.command("list")
 def list_(config: Path = _CONFIG, json_out: bool = _JSON,
           include_replayed: bool = typer.Option(False, "--include-replayed", help="Count replayed records too.")):
-    """Reason codes and counts per topic/partition."""
-    from cdcsync.engine.dead_letter_replay import reason_counts
+    """Reason codes and counts per topic/partition (read without a JVM)."""
+    from cdcsync.config import load_config
+    from cdcsync.engine.dead_letter_view import path_for, reason_counts
     from cdcsync.reporting import emit_json
-    from cdcsync.sinks.dead_letter import path_for
 
-    cfg, spark = _open(config)
-    counts = reason_counts(spark, cfg, _selection(None, None, None, None, None, include_replayed))
+    cfg = load_config(config)
+    counts = reason_counts(cfg, _selection(None, None, None, None, None, include_replayed))
     if json_out:
         emit_json({"dead_letter_path": path_for(cfg), "reasons": counts, "total": sum(c["count"] for c in counts)})
         return
@@ -64,13 +53,13 @@ def show(config: Path = _CONFIG, reason: list[str] = _REASON, topic: str = _TOPI
          from_offset: int = _FROM, to_offset: int = _TO, json_out: bool = _JSON,
          limit: int = typer.Option(20, "--limit", "-n", help="At most this many records (0: all)."),
          include_replayed: bool = typer.Option(False, "--include-replayed", help="Show replayed records too.")):
-    """Records: coordinates, reason, message and a preview of the value (first 200 bytes)."""
-    from cdcsync.engine.dead_letter_replay import records
+    """Records: coordinates, reason, message and a preview of the value (first 200 bytes; read without a JVM)."""
+    from cdcsync.config import load_config
+    from cdcsync.engine.dead_letter_view import records
     from cdcsync.reporting import emit_json
 
-    cfg, spark = _open(config)
-    recs = records(spark, cfg, _selection(reason, topic, partition, from_offset, to_offset, include_replayed),
-                   limit or None)
+    cfg = load_config(config)
+    recs = records(cfg, _selection(reason, topic, partition, from_offset, to_offset, include_replayed), limit or None)
     if json_out:
         emit_json(recs)
         return
@@ -96,7 +85,11 @@ def replay(config: Path = _CONFIG, reason: list[str] = _REASON, topic: str = _TO
         typer.echo("error: choose records (--reason, --topic, --partition, --from-offset, --to-offset) or --all",
                    err=True)
         raise typer.Exit(int(ExitCode.USAGE))
-    cfg, spark = _open(config, writes=True)
+    from cdcsync.config import load_config
+    from cdcsync.engine.session import for_config
+
+    cfg = load_config(config)  # exits 78 before Spark starts
+    spark = for_config(cfg, "dead-letter")
     reporter = make_reporter(quiet)
     result = do_replay(spark, cfg, sel, reporter)
     if json_out:

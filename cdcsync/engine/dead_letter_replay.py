@@ -1,5 +1,4 @@
-"""Inspect and replay the dead-letter table: reason counts, records, and re-ingesting chosen records after the
-config or the upstream is fixed.
+"""Replay the dead-letter table: re-ingest chosen records after the config or the upstream is fixed.
 
 A replay feeds the chosen records to the same sync loop as `run`, as one batch of given rows, committed under
 `_cdcsync.replay` so the pipeline's resume offsets never move; then the records that landed are marked
@@ -12,42 +11,15 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync.engine.dead_letter_view import Selection
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.sync import Summary, sync
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.sinks import dead_letter, hudi
-
-PREVIEW_BYTES = 200
-
-
-@dataclass(frozen=True)
-class Selection:
-    reasons: tuple[str, ...] = ()
-    topic: str | None = None
-    partition: int | None = None
-    from_offset: int | None = None  # inclusive
-    to_offset: int | None = None  # inclusive
-    include_replayed: bool = False
-
-    def condition(self) -> Column:
-        c = F.lit(True)
-        if self.reasons:
-            c &= F.col("reason").isin(*self.reasons)
-        if self.topic is not None:
-            c &= F.col("topic") == self.topic
-        if self.partition is not None:
-            c &= F.col("partition") == self.partition
-        if self.from_offset is not None:
-            c &= F.col("offset") >= self.from_offset
-        if self.to_offset is not None:
-            c &= F.col("offset") <= self.to_offset
-        if not self.include_replayed:
-            c &= ~F.coalesce(F.col("replayed"), F.lit(False))
-        return c
 
 
 @dataclass
@@ -70,44 +42,6 @@ def selected(spark, cfg, sel: Selection) -> DataFrame | None:
     if not dead_letter.exists(spark, cfg):
         return None
     return dead_letter.read(spark, cfg).where(sel.condition())
-
-
-def reason_counts(spark, cfg, sel: Selection) -> list[dict]:
-    """Counts per (topic, partition, reason) with the offset span and when they were first / last seen."""
-    df = selected(spark, cfg, sel)
-    if df is None:
-        return []
-    rows = (df.groupBy("topic", "partition", "reason")
-            .agg(F.count(F.lit(1)).alias("count"),
-                 F.count(F.when(F.col("replayed"), 1)).alias("replayed"),
-                 F.min("offset").alias("min_offset"), F.max("offset").alias("max_offset"),
-                 F.min("first_seen").alias("first_seen"), F.max("first_seen").alias("last_seen"))
-            .orderBy("topic", "partition", "reason").collect())
-    return [r.asDict() for r in rows]
-
-
-def records(spark, cfg, sel: Selection, limit: int | None = 20) -> list[dict]:
-    df = selected(spark, cfg, sel)
-    if df is None:
-        return []
-    df = df.orderBy("topic", "partition", "offset", "row_index")
-    if limit is not None:
-        df = df.limit(limit)
-    out = []
-    for r in df.select("topic", "partition", "offset", "row_index", "kafka_timestamp", "key", "value",
-                       "value_text", "reason", "error", "batch_id", "first_seen", "replayed",
-                       "replayed_at", "cdcsync_version").collect():
-        d = r.asDict()
-        value = bytes(d.pop("value") or b"")
-        key = d.pop("key")
-        d["key"] = None if key is None else bytes(key).decode("utf-8", "backslashreplace")
-        d["value_bytes"] = len(value)
-        text = d.pop("value_text")
-        # a preview that is always printable: undecodable bytes show as \xNN
-        d["value_preview"] = text[:PREVIEW_BYTES] if text is not None else \
-            value[:PREVIEW_BYTES].decode("utf-8", "backslashreplace")
-        out.append(d)
-    return out
 
 
 class _StillBad:

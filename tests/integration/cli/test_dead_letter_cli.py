@@ -40,6 +40,8 @@ def test_run_with_fail_exits_65_naming_the_first_bad_offset(small, bootstrap, tm
 
 def test_list_show_replay(small, spark, bootstrap, produce, tmp_path):
     from cdcsync.config import load_config
+    from cdcsync.engine.dead_letter_replay import selected
+    from cdcsync.engine.dead_letter_view import Selection, records
     from cdcsync.engine.lock import WriterLock
 
     topic, data, coords = small
@@ -49,23 +51,23 @@ def test_list_show_replay(small, spark, bootstrap, produce, tmp_path):
     bad = [(p, o, reason) for (p, o), (klass, reason) in zip(coords, data.expect, strict=True) if klass == "bad"]
 
     # list: reasons and counts per topic/partition
-    p = cli("dead-letter", "list", str(cfg), "--json")
+    p = cli("dead-letter", "list", str(cfg), "--json", jvm_free=True)
     assert p.returncode == 0, p.stderr[-2000:]
     listed = json.loads(p.stdout)
     assert listed["total"] == 80
     assert {(r["topic"], r["partition"], r["reason"]): r["count"] for r in listed["reasons"]} == {
         (topic, part, reason): n for (part, reason), n in Counter((p_, r) for p_, _, r in bad).items()}
-    p = cli("dead-letter", "list", str(cfg))
+    p = cli("dead-letter", "list", str(cfg), jvm_free=True)
     assert p.returncode == 0 and "80 record(s) not yet replayed" in p.stdout and "oversized" in p.stdout
 
     # show: coordinates, reason, message, a preview of at most 200 bytes
-    p = cli("dead-letter", "show", str(cfg), "--reason", "oversized", "--limit", "0", "--json")
+    p = cli("dead-letter", "show", str(cfg), "--reason", "oversized", "--limit", "0", "--json", jvm_free=True)
     assert p.returncode == 0, p.stderr[-2000:]
     shown = json.loads(p.stdout)
     assert [(r["partition"], r["offset"]) for r in shown] == sorted((p_, o) for p_, o, r in bad if r == "oversized")
     assert all(r["topic"] == topic and r["reason"] == "oversized" and "max_message_bytes" in r["error"]
                and len(r["value_preview"]) == 200 and r["value_bytes"] > 4096 for r in shown)
-    p = cli("dead-letter", "show", str(cfg), "--reason", "invalid_utf8", "--limit", "1")
+    p = cli("dead-letter", "show", str(cfg), "--reason", "invalid_utf8", "--limit", "1", jvm_free=True)
     assert p.returncode == 0 and "invalid_utf8: value is not valid UTF-8" in p.stdout and "1 record(s)" in p.stdout
 
     # replay needs a choice, and refuses while a run holds the writer lock
@@ -90,12 +92,24 @@ def test_list_show_replay(small, spark, bootstrap, produce, tmp_path):
     assert by_key(hudi_rs_rows(str(tmp_path / "table")), ["id"]) == expected_table({**data.rows,
                                                                                      **data.oversized_rows})
 
-    p = cli("dead-letter", "list", str(fixed), "--json")
+    p = cli("dead-letter", "list", str(fixed), "--json", jvm_free=True)
     left: Counter = Counter()
     for r in json.loads(p.stdout)["reasons"]:  # one entry per (topic, partition, reason)
         left[r["reason"]] += r["count"]
     assert "oversized" not in left and left["missing_key"] == n_key and sum(left.values()) == 80 - n_over
     assert set(left) == {r for *_, r in bad} - {"oversized"} and len(KINDS) == 8
+
+    # a choice reads the same in Spark (replay) as without a JVM (list, show)
+    fixed_cfg = load_config(fixed)
+    part, lo = bad[len(bad) // 2][:2]
+    for sel in (Selection(), Selection(include_replayed=True), Selection(("missing_key", "oversized")),
+                Selection(topic=topic, partition=part, from_offset=lo, include_replayed=True),
+                Selection(to_offset=lo), Selection(topic="elsewhere")):
+        spark_rows = sorted((r["partition"], r["offset"], r["row_index"]) for r in
+                            selected(spark, fixed_cfg, sel).select("partition", "offset", "row_index").collect())
+        assert sorted((r["partition"], r["offset"], r["row_index"]) for r in records(fixed_cfg, sel, None)) == \
+            spark_rows, sel
+    assert len(records(fixed_cfg, Selection(include_replayed=True), None)) == 80
 
     # the replay moved no resume offsets: the next run reads only what arrived since, and balances
     late = {5000 + i: {"id": 5000 + i, "name": f"late{i}", "amount": "1.50", "born": "2000-01-01", "qty": i}

@@ -282,7 +282,8 @@ def test_fail_policy_stops_at_the_first_bad_record_with_nothing_committed(big, s
 @pytest.mark.slow
 def test_replay_after_fixing_the_config_lands_the_records_and_balances(big, spark, bootstrap, tmp_path):
     from cdcsync.config import load_config
-    from cdcsync.engine.dead_letter_replay import Selection, reason_counts, replay
+    from cdcsync.engine.dead_letter_replay import replay
+    from cdcsync.engine.dead_letter_view import Selection, reason_counts
     from cdcsync.reporting import PlainReporter
     from cdcsync.sinks import hudi
 
@@ -308,7 +309,7 @@ def test_replay_after_fixing_the_config_lands_the_records_and_balances(big, spar
     assert "replay" in replay_commit and "offsets" not in replay_commit
     assert hudi.last_checkpoint(spark, str(tmp_path / "table"))["offsets"] == before["offsets"]
     counts: dict[str, list[int]] = {}  # reason -> [count, replayed], summed over the partitions
-    for c in reason_counts(spark, cfg, Selection(include_replayed=True)):
+    for c in reason_counts(cfg, Selection(include_replayed=True)):
         acc = counts.setdefault(c["reason"], [0, 0])
         acc[0], acc[1] = acc[0] + c["count"], acc[1] + c["replayed"]
     assert counts.pop("oversized") == [n, n]
