@@ -101,3 +101,16 @@ def wait_until(what: str, check, timeout: float = 240):
             return got
         time.sleep(0.5)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def jvm_args(pid: int) -> list[str]:
+    """The command line of the JVM a running `cdcsync` process started (its child java process)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            args = (stat.parent / "cmdline").read_bytes().decode().split("\0")
+        except (OSError, IndexError, ValueError):
+            continue  # a process that ended while we looked
+        if ppid == pid and args and args[0].endswith("java"):
+            return args
+    raise AssertionError(f"process {pid} has no java child")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import partial
 
 from cdcsync import storage
@@ -18,6 +19,7 @@ from cdcsync.engine.metrics import RunMetrics
 from cdcsync.engine.model import BatchInput, BatchResult
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.planning import batch_budget, plan_end, seconds
+from cdcsync.engine.session import service_conf
 from cdcsync.engine.sync import Summary, sync
 from cdcsync.errors import ConfigError, SourceError
 from cdcsync.kafka.offsets import Offsets
@@ -198,6 +200,8 @@ class Runner:
     """`cdcsync run`: the pipeline, run's batch source, the sync loop; a summary at the end."""
 
     def __init__(self, cfg, reporter, once: bool = False, spark=None):
+        if not once:
+            cfg = replace(cfg, spark=service_conf(cfg.spark))
         self.pipe = Pipeline(cfg, reporter, spark=spark)
         self.once = once
 

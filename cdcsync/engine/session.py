@@ -88,6 +88,18 @@ def launch_conf(conf: dict[str, str] | None = None) -> dict[str, str]:
             **BASE_CONF, **conf}
 
 
+def service_conf(conf: dict[str, str]) -> dict[str, str]:
+    """`conf` for a long-running `run`: the driver's heap reserved and touched at start (-Xms = its memory,
+    AlwaysPreTouch), so the service's footprint is its setting from the first minute, not a size G1 grows towards the
+    limit and gives back (its live heap is a few hundred MB), and no batch pays the heap's first page faults. A -Xms
+    in the config's own java options wins."""
+    opts = conf.get("spark.driver.extraJavaOptions", "")
+    if "-Xms" in opts:
+        return conf
+    memory = conf.get("spark.driver.memory", BASE_CONF["spark.driver.memory"])
+    return {**conf, "spark.driver.extraJavaOptions": f"-Xms{memory} -XX:+AlwaysPreTouch {opts}".strip()}
+
+
 def build_session(app_name: str = "cdcsync", master: str = "local[2]", conf: dict[str, str] | None = None):
     from pyspark.sql import SparkSession
 

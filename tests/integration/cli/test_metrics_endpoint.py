@@ -29,6 +29,7 @@ def test_metrics_match_the_topic_and_the_table_and_healthz_sees_a_stuck_loop(boo
     try:
         text = cli.wait_until("three batches", lambda: (t := cli.http_get(f"{base}/metrics")[1]) and
                      cli.metric_series(t, "cdcsync_batches_total").get((("table", "t"),)) == 3 and t)
+        assert {"-Xms2g", "-XX:+AlwaysPreTouch"} <= set(cli.jvm_args(proc.pid)), "a service's heap is fixed"
         messages = cli.metric_series(text, "cdcsync_messages_total")
         assert messages == {(("partition", "0"), ("table", "t"), ("topic", topic)): 30,
                             (("partition", "1"), ("table", "t"), ("topic", topic)): 21}

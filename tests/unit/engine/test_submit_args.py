@@ -31,3 +31,13 @@ def test_a_secret_in_spark_settings_is_refused(tmp_path):
     cfg = write(tmp_path, minimal() + '\n[spark]\n"spark.hadoop.fs.s3a.secret.key" = "s3cr3t-9q"\n')
     p = cdcsync("spark-submit-args", cfg, jvm_free=True)
     assert p.returncode == ExitCode.CONFIG and "[storage]" in p.stderr and "s3cr3t" not in p.stdout + p.stderr
+
+
+def test_a_service_reserves_its_heap_at_start_unless_the_config_sizes_it():
+    from cdcsync.engine.session import service_conf
+
+    assert service_conf({"master": "local[2]"})["spark.driver.extraJavaOptions"] == "-Xms2g -XX:+AlwaysPreTouch"
+    got = service_conf({"spark.driver.memory": "6g", "spark.driver.extraJavaOptions": "-Dx=1"})
+    assert got["spark.driver.extraJavaOptions"] == "-Xms6g -XX:+AlwaysPreTouch -Dx=1"
+    own = {"spark.driver.extraJavaOptions": "-Xms512m"}
+    assert service_conf(own) == own
