@@ -29,18 +29,10 @@ print(json.dumps({"tables": sorted(t.name for t in spark.catalog.listTables("lak
                   "count": rows("SELECT count(*) AS n FROM lake.t")[0]["n"],
                   "dead": rows("SELECT reason FROM lake.t_dead_letter"),
                   "extra": rows(sys.argv[2]) if len(sys.argv) > 2 else None,
-                  "stored": list(stored.fieldNames())}))
-"""
-
-
-HOLD = """
-import sys, time
-from cdcsync.config import load_config
-from cdcsync.engine.session import build_session
-spark = build_session("catalog-holder", "local[1]", load_config(sys.argv[1]).catalog.spark_settings())
-spark.sql("SHOW DATABASES").collect()
-print("holding", flush=True)
-time.sleep(300)
+                  "stored": list(stored.fieldNames())}), flush=True)
+if len(sys.argv) > 3:  # "hold": keep the embedded metastore open, as another application would
+    import time
+    time.sleep(300)
 """
 
 
@@ -49,6 +41,17 @@ def query(cfg, sql: str | None = None) -> dict:
                        text=True, timeout=300, env=cli._env(None))
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def query_and_hold(cfg, sql: str) -> tuple[dict, subprocess.Popen]:
+    """`query`'s answer, from a process that then keeps the metastore open until killed."""
+    p = subprocess.Popen([sys.executable, "-c", QUERY, str(cfg), sql, "hold"], stdout=subprocess.PIPE, text=True,
+                         env=cli._env(None))
+    line = p.stdout.readline()
+    if not line:
+        p.kill()
+        pytest.fail(f"the query process ended ({p.wait()}) without an answer")
+    return json.loads(line), p
 
 
 def test_tables_are_queryable_by_name_and_a_later_column_shows(bootstrap, make_topic, produce, tmp_path):
@@ -66,18 +69,15 @@ def test_tables_are_queryable_by_name_and_a_later_column_shows(bootstrap, make_t
     produce(topic, [{"id": 3, "name": "n3", "extra": "added"}, {"id": 20, "name": "n20", "extra": "new"}])
     second = cli.cdcsync("run", cfg, "--once", timeout=300)
     assert second.returncode == 0, second.stderr[-3000:]
-    seen = query(cfg, "SELECT id, extra FROM lake.t WHERE extra IS NOT NULL ORDER BY id")
-    assert seen["count"] == 11
-    assert seen["extra"] == [{"id": 3, "extra": "added"}, {"id": 20, "extra": "new"}]
-    assert "extra" in seen["stored"], "the metastore's own schema has the new column"
-    assert not (tmp_path / "derby.log").exists() and not (cli.ROOT / "derby.log").exists()
-
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(cfg)], stdout=subprocess.PIPE, text=True,
-                              env=cli._env(None))
+    seen, holder = query_and_hold(cfg, "SELECT id, extra FROM lake.t WHERE extra IS NOT NULL ORDER BY id")
     try:
-        assert holder.stdout.readline().strip() == "holding"
+        assert seen["count"] == 11
+        assert seen["extra"] == [{"id": 3, "extra": "added"}, {"id": 20, "extra": "new"}]
+        assert "extra" in seen["stored"], "the metastore's own schema has the new column"
+        assert not (tmp_path / "derby.log").exists() and not (cli.ROOT / "derby.log").exists()
         busy = cli.cdcsync("run", cfg, "--once", timeout=300)  # another process holds the embedded metastore
     finally:
         holder.kill()
+        holder.wait()
     assert busy.returncode == ExitCode.SINK_WRITE, busy.stderr[-3000:]
     assert "the [catalog] metastore at" in busy.stderr and "one process at a time" in busy.stderr
