@@ -207,6 +207,11 @@ def main(argv=None) -> int:
     ap.add_argument("--grown-factor", type=int, default=20,
                     help="the grown-table variant's table holds this many times the workload's keys (0 skips it)")
     args = ap.parse_args(argv)
+    if args.only != "freshness":
+        try:
+            import matplotlib  # noqa: F401 - the chart: missing, it would fail after minutes of runs, not before
+        except ImportError:
+            ap.error("matplotlib (the chart) is not installed: run 'make bench', or pip install -e '.[bench]'")
     options = dict(o.split("=", 1) for o in args.sink_option)
 
     w = Workload.named(args.size)
