@@ -1,7 +1,7 @@
 """Issue 17, point 1: a Debezium topic lands in tables on an S3-compatible store (a real moto_server) through
 s3a://: the table, the dead-letter table and the checkpoint directory all on the store, read back by hudi-rs from the
-store, and `status` reads them there without a JVM; a kill -9 mid-run and a restart stay exact, the restart taking
-over the dead run's S3 lock."""
+store, and `status` and `dead-letter show` read them there without a JVM; a kill -9 mid-run and a restart stay
+exact, the restart taking over the dead run's S3 lock."""
 
 from __future__ import annotations
 
@@ -67,6 +67,10 @@ def test_a_debezium_topic_lands_exactly_on_object_storage(table_type, s3_server,
     assert status["tables"][0]["last_commit"]["instant"] == result.instants[-1]
     assert status["dead_letters"]["total"] == len(BAD) and status["writer"] is None
     assert s3_server.secret_access_key not in st.stdout + st.stderr
+    dl = cli.cdcsync("dead-letter", "show", cfg, "--limit", "0", "--json", jvm_free=True)  # hudi-rs on the store
+    assert dl.returncode == 0, dl.stderr[-3000:]
+    assert sorted(r["value_preview"].encode() for r in json.loads(dl.stdout)) == sorted(BAD)
+    assert s3_server.secret_access_key not in dl.stdout + dl.stderr
 
 
 def test_kill_minus_nine_on_object_storage_and_restart_stays_exact(s3_server, spark, bootstrap, make_topic, produce,
