@@ -133,7 +133,8 @@ class Pipeline:
         if compaction_mode(spec.table_type, spec.options) != ASYNC:
             return None
         if spec.path not in self._compactors:
-            self._compactors[spec.path] = Compactor(self.spark, spec.path, hudi.write_options(spec), self.reporter)
+            options = hudi.options_for(spec, self.spark.sparkContext.master)
+            self._compactors[spec.path] = Compactor(self.spark, spec.path, options, self.reporter)
         return self._compactors[spec.path]
 
     def drain(self, cancel: bool = False) -> None:
