@@ -23,7 +23,7 @@ _TO = typer.Option(None, "--to-offset", help="Only offsets <= this.")
 
 
 def _selection(reason, topic, partition, from_offset, to_offset, include_replayed=False):
-    from cdcsync.engine.dead_letter_view import Selection
+    from cdcsync.sinks.dead_letter_view import Selection
 
     return Selection(tuple(reason or ()), topic, partition, from_offset, to_offset, include_replayed)
 
@@ -33,8 +33,8 @@ def list_(config: Path = _CONFIG, json_out: bool = _JSON,
           include_replayed: bool = typer.Option(False, "--include-replayed", help="Count replayed records too.")):
     """Reason codes and counts per topic/partition (read without a JVM)."""
     from cdcsync.config import load_config
-    from cdcsync.engine.dead_letter_view import path_for, reason_counts
     from cdcsync.reporting import emit_json
+    from cdcsync.sinks.dead_letter_view import path_for, reason_counts
 
     cfg = load_config(config)
     counts = reason_counts(cfg, _selection(None, None, None, None, None, include_replayed))
@@ -55,8 +55,8 @@ def show(config: Path = _CONFIG, reason: list[str] = _REASON, topic: str = _TOPI
          include_replayed: bool = typer.Option(False, "--include-replayed", help="Show replayed records too.")):
     """Records: coordinates, reason, message and a preview of the value (first 200 bytes; read without a JVM)."""
     from cdcsync.config import load_config
-    from cdcsync.engine.dead_letter_view import records
     from cdcsync.reporting import emit_json
+    from cdcsync.sinks.dead_letter_view import records
 
     cfg = load_config(config)
     recs = records(cfg, _selection(reason, topic, partition, from_offset, to_offset, include_replayed), limit or None)

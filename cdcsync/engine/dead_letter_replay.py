@@ -14,12 +14,12 @@ from dataclasses import dataclass, field, replace
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from cdcsync.engine.dead_letter_view import Selection
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.sync import Summary, sync
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.sinks import dead_letter, hudi
+from cdcsync.sinks.dead_letter_view import Selection
 
 
 @dataclass

@@ -13,10 +13,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import __version__
-from cdcsync.config.model import dead_letter_path as path_for
 from cdcsync.sinks import hudi
+from cdcsync.sinks.dead_letter_view import KEY, path_for
 
-KEY = ["topic", "partition", "offset", "row_index"]
 HEADERS_TYPE = "array<struct<key:string,value:binary>>"
 META_REPLAY_INSTANT = hudi.META_PREFIX + "replayed_into"  # on a marking commit: the main table's instant
 

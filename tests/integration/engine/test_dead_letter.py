@@ -283,9 +283,9 @@ def test_fail_policy_stops_at_the_first_bad_record_with_nothing_committed(big, s
 def test_replay_after_fixing_the_config_lands_the_records_and_balances(big, spark, bootstrap, tmp_path):
     from cdcsync.config import load_config
     from cdcsync.engine.dead_letter_replay import replay
-    from cdcsync.engine.dead_letter_view import Selection, reason_counts
     from cdcsync.reporting import PlainReporter
     from cdcsync.sinks import hudi
+    from cdcsync.sinks.dead_letter_view import Selection, reason_counts
 
     topic, data = big["topic"], big["data"]
     for name in ("table", "table_dead_letter"):  # a copy: the landed tables stay as the other tests saw them

@@ -8,8 +8,8 @@ import datetime as dt
 import pyarrow as pa
 import pytest
 
-from cdcsync.engine import dead_letter_view
-from cdcsync.engine.dead_letter_view import Selection
+from cdcsync.sinks import dead_letter_view
+from cdcsync.sinks.dead_letter_view import Selection
 
 T0 = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
 ROWS = [  # topic, partition, offset, row_index, reason, replayed, value

@@ -16,7 +16,7 @@ PREVIEW_BYTES = 200
 _RECORD = ("topic", "partition", "offset", "row_index", "kafka_timestamp", "key", "value", "value_text", "reason",
            "error", "batch_id", "first_seen", "replayed", "replayed_at", "cdcsync_version")
 _COUNTED = ("topic", "partition", "offset", "reason", "first_seen", "replayed")
-_ORDER = ("topic", "partition", "offset", "row_index")
+KEY = ["topic", "partition", "offset", "row_index"]  # the table's record key, and the log order `show` prints in
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def records(cfg, sel: Selection, limit: int | None = 20) -> list[dict]:
     t = _read(cfg, sel, _RECORD)
     if t is None:
         return []
-    t = t.sort_by([(c, "ascending") for c in _ORDER])
+    t = t.sort_by([(c, "ascending") for c in KEY])
     if limit is not None:
         t = t.slice(0, limit)
     out = []
