@@ -203,6 +203,7 @@ def main(argv=None) -> int:
                     help="a hoodie.* option for cdcsync's tables (repeatable), to compare settings")
     ap.add_argument("--only", choices=["throughput", "freshness"], help="run one half")
     ap.add_argument("--no-avro", action="store_true", help="skip the Avro variant (and its local registry)")
+    ap.add_argument("--no-single-batch", action="store_true", help="skip the single-batch MOR and COW pairs")
     ap.add_argument("--no-multi-batch", action="store_true", help="skip the multi-batch MOR variant")
     ap.add_argument("--grown-factor", type=int, default=20,
                     help="the grown-table variant's table holds this many times the workload's keys (0 skips it)")
@@ -232,7 +233,7 @@ def main(argv=None) -> int:
         log(f"produced {produced['messages']:,} in {produced['seconds']}s; final state {want[0]:,} rows")
         results = []
         if args.only != "freshness":
-            for table_type in ("MERGE_ON_READ", "COPY_ON_WRITE"):
+            for table_type in () if args.no_single_batch else ("MERGE_ON_READ", "COPY_ON_WRITE"):
                 results.append(run_cdcsync(work, bootstrap, topic, table_type, want, options))
                 log(_line(results[-1]))
                 results.append(run_peer(work, bootstrap, topic, table_type, want))
