@@ -34,22 +34,19 @@ class Measured:
 def tree_rss(root: int) -> int:
     """Proportional resident bytes of `root` and every process below it, read from /proc."""
     children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
         try:
-            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except OSError:
             continue
-        pid, ppid = int(d.name), int(fields[1])
-        children.setdefault(ppid, []).append(pid)
-        rss[pid] = int(fields[21]) * PAGE
+        children.setdefault(ppid, []).append(int(d.name))
     total, todo = 0, [(root, None)]
     while todo:
         pid, parent = todo.pop()
         if parent is None or not shares_memory(parent, pid):
-            total += _pss(pid, rss.get(pid, 0))
+            total += _pss(pid)
         todo += [(child, pid) for child in children.get(pid, [])]
     return total
 
@@ -60,17 +57,20 @@ def shares_memory(a: int, b: int) -> bool:
     return _KCMP is not None and _libc.syscall(_KCMP, a, b, _KCMP_VM, 0, 0) == 0
 
 
-def _pss(pid: int, rss: int) -> int:
-    """The process's PSS in bytes (smaps_rollup), or its RSS where the kernel does not say."""
+def _pss(pid: int) -> int:
+    """The process's PSS in bytes (smaps_rollup), its RSS where the kernel does not say, 0 once it has exited. Its
+    size is read now, never from the listing: a helper listed while in the JVM's address space that exits before
+    kcmp looks reported the JVM's whole RSS there, and counted the JVM twice."""
     try:
         for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
             if line.startswith("Pss:"):
                 return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
-    return rss
-
-
+    try:
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def run(cmd: list[str], env: dict | None = None, timeout: float = 3600, every_s: float = 0.25) -> Measured:

@@ -34,3 +34,10 @@ def test_a_process_in_its_parents_address_space_is_told_from_a_forked_one():
         t.join()
         child.kill()
         child.wait()
+
+
+def test_a_process_that_exited_while_the_tree_was_read_counts_nothing():
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # reaped: its /proc entry is gone, as a helper's is a moment after it was listed
+    assert measure._pss(gone.pid) == 0
+    assert measure._pss(os.getpid()) > 0
