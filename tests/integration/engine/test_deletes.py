@@ -189,6 +189,8 @@ def test_a_runs_batch_writes_its_markers_unlooked_and_a_replay_looks_first(spark
     want = by_key([{"id": 2, "v": "b"}], ["id"])
     sync_rows(spark, cfg, batch(spark, changes, 0))
     assert len(marker_files(cfg.sink.path)) == 1
+    # each file is whole once it appears: no job marker, no staging folder left beside it
+    assert not {"_SUCCESS", "_temporary"} & {p.name for p in Path(markers_path(cfg.sink.path)).iterdir()}
     # the same range again as a run reads it after a crash before its commit: new to the run, markers written again
     sync_rows(spark, cfg, batch(spark, changes, 0))
     assert len(marker_files(cfg.sink.path)) == 2 and marker_keys(spark, cfg.sink.path) == {'{"id":1}'}
