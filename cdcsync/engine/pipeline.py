@@ -133,7 +133,7 @@ class Pipeline:
         if compaction_mode(spec.table_type, spec.options) != ASYNC:
             return None
         if spec.path not in self._compactors:
-            options = hudi.options_for(spec, self.spark.sparkContext.master)
+            options = hudi.options_for(spec, self.spark)
             self._compactors[spec.path] = Compactor(self.spark, spec.path, options, self.reporter)
         return self._compactors[spec.path]
 

@@ -75,8 +75,6 @@ def write_options(spec: TableSpec) -> dict[str, str]:
         # a delete may only know the key (Debezium without a before image): find the record in any partition
         "hoodie.index.type": "GLOBAL_SIMPLE" if spec.partition_by else "SIMPLE",
         "hoodie.simple.index.update.partition.path": "true",
-        "hoodie.upsert.shuffle.parallelism": "4",
-        "hoodie.insert.shuffle.parallelism": "4",
         # every column's statistics into the metadata table with each commit cost small batches ~9 % (README,
         # Column statistics): built when [sink.options] ask, or kept by a table that has them (keep_column_stats)
         COLUMN_STATS: "false",
@@ -146,17 +144,23 @@ TRANSIENT_WRITE_FAILURES = ("org.apache.hudi.exception.HoodieWriteConflictExcept
 SAME_JVM = {"hoodie.embed.timeline.server": "false", "hoodie.write.markers.type": "DIRECT"}
 
 
-def options_for(spec: TableSpec, master: str) -> dict[str, str]:
-    """write_options for a session with this master: SAME_JVM's on a local one, unless [sink.options] set them."""
-    opts = write_options(spec)
-    if master.startswith("local"):
-        opts |= {k: v for k, v in SAME_JVM.items() if k not in spec.options}
-    return opts
+# Hudi's shuffles (its combine, the index's joins) as wide as the session's own, which the operator sizes to the
+# cluster's cores (README, Sizing)
+SHUFFLES = ("hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism")
+
+
+def options_for(spec: TableSpec, spark) -> dict[str, str]:
+    """write_options for this session: Hudi's SHUFFLES as wide as `spark.sql.shuffle.partitions`, and SAME_JVM's on a
+    local master; [sink.options] win over both."""
+    own = {k: spark.conf.get("spark.sql.shuffle.partitions") for k in SHUFFLES}
+    if spark.sparkContext.master.startswith("local"):
+        own |= SAME_JVM
+    return write_options(spec) | {k: v for k, v in own.items() if k not in spec.options}
 
 
 def write_batch(df, spec: TableSpec, metadata: dict[str, object]) -> str:
     """Upsert `df` (with _hoodie_is_deleted) as one Hudi commit carrying `metadata`; returns the instant."""
-    writer = df.write.format("hudi").options(**options_for(spec, df.sparkSession.sparkContext.master))
+    writer = df.write.format("hudi").options(**options_for(spec, df.sparkSession))
     for k, v in metadata.items():
         writer = writer.option(k, v if isinstance(v, str) else json.dumps(v, sort_keys=True))
     try:

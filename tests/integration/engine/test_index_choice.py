@@ -1,17 +1,19 @@
 """Issue 15 (the index for the table): each commit records the index its keys were placed by, and a run whose
 [sink.options] would place them by a bucket index of another count, or switch into or out of buckets, stops before
 reading anything, naming the key and the settings the table was written with. Hudi's column statistics index is
-built only when asked for, and a table that has it keeps it."""
+built only when asked for, and a table that has it keeps it. Hudi's shuffles are as wide as the session's."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from cdcsync.config import load_config
 from cdcsync.errors import ConfigError
 from cdcsync.sinks.hudi import latest_instant, recorded_index
-from tests.integration.engine.helpers import hudi_rs_rows, run_once, write_config
+from tests.integration.engine.helpers import hudi_rs_rows, kafka_rows, run_once, sync_rows, write_config
 
 pytestmark = pytest.mark.integration
 
@@ -80,3 +82,29 @@ def test_column_statistics_are_built_when_asked_for_and_kept_by_a_table_that_has
     assert "column_stats" in _metadata_partitions(str(tmp_path / "indexed"))
     assert {r["id"]: r["v"] for r in hudi_rs_rows(str(tmp_path / "plain"))} == {0: 0, 1: 1, 2: 2, 3: 3}
     assert {r["id"]: r["v"] for r in hudi_rs_rows(str(tmp_path / "indexed"))} == {0: 0, 1: 100, 2: 2, 3: 3}
+
+
+def test_hudis_shuffles_are_as_wide_as_the_sessions(spark, tmp_path):
+    """The README's sizing (spark.sql.shuffle.partitions to the cluster's cores) sizes Hudi's upsert too: its key
+    look-up ran 4 tasks whatever the session said, before."""
+    cfg = load_config(write_config(tmp_path, "localhost:1", "t", "json", "MERGE_ON_READ",
+                                   **{"sink.primary_key": ["id"]}))
+
+    def batch(v: int, first_offset: int):
+        return kafka_rows(spark, [json.dumps({"id": i, "v": v}) for i in range(10)], first_offset=first_offset)
+
+    sync_rows(spark, cfg, batch(0, 0))  # the first load, a bulk_insert: the upsert comes next
+    sc, width = spark.sparkContext, spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "3")
+    sc.setJobGroup("hudi-width", "an upsert in a session 3 shuffle partitions wide")
+    try:
+        sync_rows(spark, cfg, batch(1, 10))
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", width)
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    tracker = sc.statusTracker()
+    stages = [tracker.getStageInfo(s) for j in tracker.getJobIdsForGroup("hudi-width")
+              for s in tracker.getJobInfo(j).stageIds]
+    lookups = [s.numTasks for s in stages if s and s.name.startswith("distinct at HoodieJavaRDD")]
+    assert lookups and set(lookups) == {3}, [(s.name, s.numTasks) for s in stages if s]
+    assert {r["id"]: r["v"] for r in hudi_rs_rows(cfg.sink.path)} == {i: 1 for i in range(10)}

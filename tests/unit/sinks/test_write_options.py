@@ -1,9 +1,12 @@
-"""The options a Hudi write carries for where it runs: one JVM (a local master) goes without the embedded timeline
-server and with direct markers, a cluster keeps Hudi's defaults, and [sink.options] win either way."""
+"""The options a Hudi write carries for where it runs: Hudi's shuffles as wide as the session's; one JVM (a local
+master) goes without the embedded timeline server and with direct markers, a cluster keeps Hudi's defaults; and
+[sink.options] win either way."""
 
 from __future__ import annotations
 
-from cdcsync.sinks.hudi import SAME_JVM, TableSpec, options_for, write_options
+from types import SimpleNamespace
+
+from cdcsync.sinks.hudi import SAME_JVM, SHUFFLES, TableSpec, options_for, write_options
 
 
 def spec(**options) -> TableSpec:
@@ -11,16 +14,30 @@ def spec(**options) -> TableSpec:
                      ordering_fields=["_cdc_order"], options=options)
 
 
+def session(master: str, shuffle_partitions: str = "4"):
+    """What options_for reads of a SparkSession: its master and its SQL conf."""
+    conf = {"spark.sql.shuffle.partitions": shuffle_partitions}
+    return SimpleNamespace(sparkContext=SimpleNamespace(master=master), conf=SimpleNamespace(get=conf.__getitem__))
+
+
 def test_a_local_session_writes_without_the_embedded_timeline_server():
     for master in ("local", "local[2]", "local[*]"):
-        got = options_for(spec(), master)
+        got = options_for(spec(), session(master))
         assert got["hoodie.embed.timeline.server"] == "false" and got["hoodie.write.markers.type"] == "DIRECT"
-        assert got == write_options(spec()) | SAME_JVM
+        assert got == write_options(spec()) | SAME_JVM | dict.fromkeys(SHUFFLES, "4")
 
 
 def test_a_cluster_keeps_hudis_defaults_and_the_config_wins():
-    assert options_for(spec(), "spark://master:7077") == write_options(spec())
-    assert not set(SAME_JVM) & set(write_options(spec()))
+    assert options_for(spec(), session("spark://master:7077")) == write_options(spec()) | dict.fromkeys(SHUFFLES, "4")
+    assert not (set(SAME_JVM) | set(SHUFFLES)) & set(write_options(spec()))
     own = spec(**{"hoodie.embed.timeline.server": "true"})
-    got = options_for(own, "local[2]")
+    got = options_for(own, session("local[2]"))
     assert got["hoodie.embed.timeline.server"] == "true" and got["hoodie.write.markers.type"] == "DIRECT"
+
+
+def test_hudis_shuffles_follow_the_sessions_width_unless_the_config_sets_them():
+    got = options_for(spec(), session("spark://master:7077", "64"))
+    assert [got[k] for k in SHUFFLES] == ["64", "64"]
+    own = spec(**{"hoodie.upsert.shuffle.parallelism": "8"})
+    got = options_for(own, session("spark://master:7077", "64"))
+    assert got["hoodie.upsert.shuffle.parallelism"] == "8" and got["hoodie.insert.shuffle.parallelism"] == "64"
