@@ -152,7 +152,7 @@ SHUFFLES = ("hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallel
 def options_for(spec: TableSpec, spark) -> dict[str, str]:
     """write_options for this session: Hudi's SHUFFLES as wide as `spark.sql.shuffle.partitions`, and SAME_JVM's on a
     local master; [sink.options] win over both."""
-    own = {k: spark.conf.get("spark.sql.shuffle.partitions") for k in SHUFFLES}
+    own = dict.fromkeys(SHUFFLES, spark.conf.get("spark.sql.shuffle.partitions"))
     if spark.sparkContext.master.startswith("local"):
         own |= SAME_JVM
     return write_options(spec) | {k: v for k, v in own.items() if k not in spec.options}
