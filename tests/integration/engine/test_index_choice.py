@@ -101,7 +101,8 @@ def test_hudis_shuffles_are_as_wide_as_the_sessions(spark, tmp_path):
         sync_rows(spark, cfg, batch(1, 10))
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", width)
-        sc.setLocalProperty("spark.jobGroup.id", None)
+        for prop in ("spark.jobGroup.id", "spark.job.description"):  # later tests' jobs belong to no group
+            sc.setLocalProperty(prop, None)
     tracker = sc.statusTracker()
     stages = [tracker.getStageInfo(s) for j in tracker.getJobIdsForGroup("hudi-width")
               for s in tracker.getJobInfo(j).stageIds]
