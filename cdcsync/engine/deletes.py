@@ -56,7 +56,7 @@ def settle(rows: DataFrame, state: TableState, mode: str, counts: dict, new_rang
         store.retype()
     key = F.to_json(F.struct(*[F.col(f"`{k}`") for k in spec.primary_key]))
     deleted, upserted = (sum(c[k] for c in counts.values()) for k in ("deleted", "upserted"))
-    known = store.read()
+    known = None if deleted and new_range else store.read()  # a run's batch appends first, then reads them all
     covered = (key == F.col("_m_key")) & (F.col("_m_order") >= order)  # a marker at least as new as the row
     if deleted:  # every delete has its ordering value here (newest.place_valueless)
         new = rows.where(F.col(hudi.DELETED))
