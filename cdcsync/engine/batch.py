@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
@@ -23,7 +24,6 @@ from cdcsync.formats import vocabulary
 from cdcsync.formats.spark import position
 from cdcsync.formats.spark.envelope import decode_envelope
 from cdcsync.kafka.header_filter import parse as parse_header_filter
-from cdcsync.kafka.spark_source import read_range
 from cdcsync.schema.spark import fit, shape
 from cdcsync.schema.spark.columns import Col, schema_to_json, typed_row
 from cdcsync.schema.spark.evolution import merge
@@ -45,20 +45,26 @@ class Route:
 
 def decode(pipe, batch: BatchInput) -> DataFrame:
     """Kafka read (or the given rows) → envelope, with the oversized and header-filter verdicts applied."""
-    cfg = pipe.cfg
-    raw = batch.rows if batch.rows is not None else read_range(pipe.spark, cfg.source, batch.start, batch.end)
-    env = decode_envelope(raw, cfg.source.format, cfg.source.csv_columns, cfg.source.csv_field_delimiter,
-                          pipe.writer_schemas(batch), cfg.source.key_fields)
-    if cfg.source.max_message_bytes:
-        too_big = F.octet_length("_raw_value") > cfg.source.max_message_bytes
+    schemas = pipe.writer_schemas(batch)
+    build = partial(_decoded, pipe.cfg.source, schemas)
+    if batch.rows is not None:
+        return build(batch.rows)
+    return pipe.kafka_reads.read(batch.start, batch.end, build, key=schemas)
+
+
+def _decoded(source, schemas, raw: DataFrame) -> DataFrame:
+    env = decode_envelope(raw, source.format, source.csv_columns, source.csv_field_delimiter, schemas,
+                          source.key_fields)
+    if source.max_message_bytes:
+        too_big = F.octet_length("_raw_value") > source.max_message_bytes
         env = env.withColumns({  # one projection: each plan step is analysed again over the whole plan
             "_bad": F.when(too_big, vocabulary.OVERSIZED).otherwise(F.col("_bad")),
             "_bad_detail": F.when(too_big, F.format_string(
-                f"value is %d bytes, more than source.max_message_bytes = {cfg.source.max_message_bytes}",
+                f"value is %d bytes, more than source.max_message_bytes = {source.max_message_bytes}",
                 F.octet_length("_raw_value"))).otherwise(F.col("_bad_detail")),
             "_op": F.when(too_big, None).otherwise(F.col("_op"))})
-    if cfg.source.header_filter:  # a record for other consumers is skipped (counted), never dead-lettered
-        keep = parse_header_filter(cfg.source.header_filter).spark_condition(F.col("_kafka_headers"))
+    if source.header_filter:  # a record for other consumers is skipped (counted), never dead-lettered
+        keep = parse_header_filter(source.header_filter).spark_condition(F.col("_kafka_headers"))
         env = env.withColumns({"_skip": F.when(~keep, vocabulary.FILTERED).otherwise(F.col("_skip")),
                                "_bad": F.when(~keep, None).otherwise(F.col("_bad")),
                                "_op": F.when(~keep, "s").otherwise(F.col("_op"))})

@@ -22,6 +22,7 @@ from cdcsync.errors import CdcsyncError, ConfigError, SourceError
 from cdcsync.formats.registry import RegistryClient
 from cdcsync.formats.spark.avro import AvroSchemas, WriterSchemas
 from cdcsync.kafka import view
+from cdcsync.kafka.spark_source import RangeReads
 from cdcsync.kafka.view import KafkaView
 from cdcsync.schema.spark.columns import schema_from_json
 from cdcsync.sinks import dead_letter, hudi
@@ -50,6 +51,7 @@ class Pipeline:
         self._first_checkpoints: dict[str, dict | None] = {}
         self._catalog: Catalog | None = None
         self._compactors: dict[str, Compactor] = {}
+        self._reads: RangeReads | None = None
         self._main_path = cfg.sink.path  # a replay --into writes elsewhere (writing_to): side tables stay unregistered
 
     @property
@@ -68,6 +70,13 @@ class Pipeline:
 
                 protect_plans(self._spark, self.cfg.masks)
         return self._spark
+
+    @property
+    def kafka_reads(self) -> RangeReads:
+        """The batches' Kafka reads, each decoded by one plan re-pointed from range to range."""
+        if self._reads is None:
+            self._reads = RangeReads(self.spark, self.cfg.source)
+        return self._reads
 
     def register_tables(self, result: BatchResult) -> None:
         """[catalog]: the tables this batch wrote, registered by name (again when their columns changed)."""
