@@ -37,9 +37,9 @@ def read_range(spark, source, start: Offsets, end: Offsets):
 class RangeReads:
     """Batches of one source, each a Kafka range read by a plan `build` makes of Spark's Kafka read. The plan built
     for one range serves the next ranges, with only its Kafka relation swapped, while the `key` it was built with
-    (whatever else went into it) is the same: building and analysing a decode plan again cost ~0.25 s of a batch's
+    (whatever else went into it) is the same: building and analysing a decode plan again cost ~0.2 s of a batch's
     driver time (hundreds of py4j round trips, and `load` instantiates every registered data source to find Kafka's),
-    swapping its relation ~0.05 s."""
+    swapping its relation ~0.03 s (README, Benchmarks)."""
 
     def __init__(self, spark, source):
         self._spark, self._source = spark, source
