@@ -207,7 +207,11 @@ def main(argv=None) -> int:
     ap.add_argument("--no-multi-batch", action="store_true", help="skip the multi-batch MOR variant")
     ap.add_argument("--grown-factor", type=int, default=20,
                     help="the grown-table variant's table holds this many times the workload's keys (0 skips it)")
+    ap.add_argument("--event-log", type=Path, metavar="DIR",
+                    help="keep every contender's Spark event log in DIR (read them with python -m bench.timeline)")
     args = ap.parse_args(argv)
+    if args.event_log:
+        keep_event_logs(args.event_log)
     if args.only != "freshness":
         try:
             import matplotlib  # noqa: F401 - the chart: missing, it would fail after minutes of runs, not before
@@ -285,6 +289,16 @@ def main(argv=None) -> int:
         if broker:
             broker.stop()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def keep_event_logs(folder: Path) -> None:
+    """Every Spark application this run starts (cdcsync, the peer, the floor) logs its events into `folder`: set in
+    a spark-defaults.conf that Spark's launcher reads (SPARK_CONF_DIR), so no contender's own settings change."""
+    folder = folder.resolve()
+    conf = folder / "conf"
+    conf.mkdir(parents=True, exist_ok=True)
+    (conf / "spark-defaults.conf").write_text(f"spark.eventLog.enabled true\nspark.eventLog.dir {folder.as_uri()}\n")
+    os.environ["SPARK_CONF_DIR"] = str(conf)
 
 
 def run_freshness(bootstrap: str, topic: str, job: Job, args) -> dict:

@@ -1,0 +1,116 @@
+"""Where a Spark application's time went, from its event log (`bench.run --event-log DIR` keeps one per contender):
+each job's start, the driver's gap before it, its length and tasks; the time with and without a job running; and,
+for an application that upserts into Hudi in several batches, each batch's period and the part of it with no job
+running (a batch runs from one `Tagging` job, the first job of Hudi's upsert, to the next).
+
+    python -m bench.timeline EVENTLOG [EVENTLOG ...] [--jobs]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+
+BATCH_MARK = "Tagging"  # in the description of the first job of each Hudi upsert (HoodieWriteHelper)
+
+
+@dataclass
+class Job:
+    id: int
+    start: float  # seconds since the application started
+    end: float | None  # None: still running when the log ends
+    tasks: int
+    description: str
+
+
+@dataclass
+class App:
+    name: str
+    seconds: float  # the application's length (to its last event when the log has no end)
+    jobs: list[Job] = field(default_factory=list)
+
+
+def read(path: Path) -> App:
+    """The application, its length and its jobs, from a Spark event log (JSON lines; an `.inprogress` one too)."""
+    name, t0, end, last = "?", None, None, 0.0
+    jobs: dict[int, Job] = {}
+    for line in Path(path).read_text().splitlines():
+        e = json.loads(line)
+        kind = e["Event"]
+        if kind == "SparkListenerApplicationStart":
+            name, t0 = e["App Name"], e["Timestamp"] / 1000
+        elif kind == "SparkListenerJobStart" and t0 is not None:
+            props = e.get("Properties") or {}
+            stages = e.get("Stage Infos") or []
+            description = props.get("spark.job.description") or (stages[0]["Stage Name"] if stages else "")
+            jobs[e["Job ID"]] = Job(e["Job ID"], e["Submission Time"] / 1000 - t0, None,
+                                    sum(s["Number of Tasks"] for s in stages), description)
+            last = max(last, jobs[e["Job ID"]].start)
+        elif kind == "SparkListenerJobEnd" and e["Job ID"] in jobs:
+            jobs[e["Job ID"]].end = e["Completion Time"] / 1000 - t0
+            last = max(last, jobs[e["Job ID"]].end)
+        elif kind == "SparkListenerApplicationEnd" and t0 is not None:
+            end = e["Timestamp"] / 1000 - t0
+    if t0 is None:
+        raise ValueError(f"{path}: not a Spark event log (no SparkListenerApplicationStart)")
+    return App(name, end if end is not None else last, sorted(jobs.values(), key=lambda j: (j.start, j.id)))
+
+
+def busy(jobs: list[Job], a: float, b: float) -> float:
+    """Seconds of [a, b] during which at least one of `jobs` ran (jobs overlap: a compaction beside a batch); a
+    job the log never saw end runs to b."""
+    spans = ((max(j.start, a), min(b if j.end is None else j.end, b)) for j in jobs)
+    total, reached = 0.0, a
+    for start, end in sorted(s for s in spans if s[1] > s[0]):
+        if end > reached:
+            total += end - max(start, reached)
+            reached = end
+    return total
+
+
+def summary(app: App) -> dict:
+    """The application's time: before its first job, with jobs running and without, and per batch."""
+    first = app.jobs[0].start if app.jobs else app.seconds
+    with_jobs = busy(app.jobs, first, app.seconds)
+    marks = [j.start for j in app.jobs if BATCH_MARK in j.description]
+    batches = [(b - a, b - a - busy(app.jobs, a, b)) for a, b in pairwise(marks)]
+    out = {"name": app.name, "seconds": round(app.seconds, 2), "jobs": len(app.jobs),
+           "before_first_job_s": round(first, 2), "jobs_running_s": round(with_jobs, 2),
+           "no_job_running_s": round(app.seconds - first - with_jobs, 2)}
+    if batches:
+        out |= {"batches_timed": len(batches),
+                "batch_period_median_s": round(statistics.median(p for p, _ in batches), 2),
+                "batch_no_job_median_s": round(statistics.median(i for _, i in batches), 2)}
+    return out
+
+
+def job_lines(app: App) -> list[str]:
+    lines, reached = [], 0.0
+    for j in app.jobs:
+        length = "running" if j.end is None else f"{j.end - j.start:6.2f}s"
+        lines.append(f"{j.start:8.2f}  +{max(0.0, j.start - reached):5.2f}  job {j.id:4d}  {length}  "
+                     f"{j.tasks:4d} tasks  {j.description[:80]}")
+        reached = max(reached, j.start if j.end is None else j.end)
+    return lines
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="bench.timeline", description=__doc__.split("\n\n")[0])
+    ap.add_argument("logs", nargs="+", type=Path, metavar="EVENTLOG")
+    ap.add_argument("--jobs", action="store_true", help="list every job: start, driver gap before it, length, tasks")
+    args = ap.parse_args(argv)
+    for path in args.logs:
+        app = read(path)
+        if args.jobs:
+            print(f"# {app.name} ({path.name})\n   start    gap  job        length  tasks  description")
+            print("\n".join(job_lines(app)))
+        print(json.dumps(summary(app)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
