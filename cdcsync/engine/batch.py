@@ -86,6 +86,7 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
     A batch whose rows all fit the columns already known is typed with them while Kafka is read, the one pass;
     any other is cached as decoded and its columns inferred from all its records (schema/spark/fit.py)."""
     masks = masking.for_table(cfg.masks, state.spec.table_name)
+    _describe(pipe.spark, batch, "key and columns")
     if not state.key_known:
         pk = classify.resolve_primary_key(cfg, env, state)
         state.spec = replace(state.spec, primary_key=pk)
@@ -144,6 +145,7 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
     df = df.persist(StorageLevel.MEMORY_AND_DISK)
     clock = _Stages()
     try:
+        _describe(pipe.spark, batch, "read, decode, type, classify and count (the one pass)")
         counts, misfits = ledger.count_flagged(df, "_misfit")  # Spark is lazy: Kafka is read, decoded, typed here
         if misfits:
             return None
@@ -155,6 +157,7 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
         samples = []
         bad_total = sum(c["bad"] for c in counts.values())
         if bad_total and pipe.on_bad is not None:
+            _describe(pipe.spark, batch, "dead letters")
             bad = masking.scrub_raw(df.where(F.col("_class") == "bad"), masks, cfg.source.format)
             samples = pipe.on_bad(bad, batch.batch_id, bad_total)
             clock.lap("dead_letter")
@@ -168,6 +171,7 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
                                     [c.describe() for c in changes]) | {
             hudi.META_ORDERING: state.ordering, hudi.META_TYPED_FROM: "rows" if found.from_rows else "schema",
             hudi.META_INDEX: hudi.index_of(state.spec)}
+        _describe(pipe.spark, batch, "delete markers")
         if ordering and any(c["deleted"] for c in counts.values()):
             good = newest.place_valueless(good, state.spec, state.committed)
         rows, spec = newest.settle(deletes.settle(good, state, cfg.sink.deletes, counts, replayed_from is None),
@@ -175,6 +179,7 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
         compactor = pipe.compactor(state.spec)
         if compactor:
             compactor.before_write()
+        _describe(pipe.spark, batch, "Hudi write")  # Hudi names most of its jobs itself
         instant = hudi.write_batch(rows, spec, meta)
         clock.lap("write")
         if compactor:
@@ -184,6 +189,13 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
                            stages=clock.seconds)
     finally:
         df.unpersist()
+        _describe(pipe.spark, batch, None)
+
+
+def _describe(spark, batch: BatchInput, stage: str | None) -> None:
+    """Name the Spark jobs that follow, in the Spark UI and event log, by the batch and `stage` (None: no name),
+    rather than leave them the last description Hudi set on this thread."""
+    spark.sparkContext.setJobDescription(None if stage is None else f"cdcsync batch {batch.batch_id}: {stage}")
 
 
 def _ordering_field(cfg, state: TableState, cols: list[Col]) -> str | None:
