@@ -19,6 +19,7 @@ import functools
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync.engine import newest
 from cdcsync.engine.model import TableState
 from cdcsync.sinks import hudi
 
@@ -64,7 +65,9 @@ def settle(rows: DataFrame, state: TableState, mode: str, counts: dict, new_rang
             known = store.read(store.append(new.select(key.alias(KEY), order.alias(hudi.ORDER))))
         else:
             known = _append_unknown(store, new.join(known, covered, "left_anti"), key, order) or known
-    if not upserted or known is None:
+    # a first load's markers are its own (the folder was emptied above), and keeping each key's newest change by
+    # `_cdc_order`, which no two changes share, already drops every upsert they cover
+    if not upserted or known is None or (newest.first_load(spec, state.committed) and spec.custom_ordering is None):
         return rows
     return rows.join(known, covered & ~F.col(hudi.DELETED), "left_anti")
 

@@ -34,12 +34,18 @@ def settle(rows: DataFrame, spec: hudi.TableSpec, committed: bool, changes: int)
     operation = hudi.write_options(spec)["hoodie.datasource.write.operation"]
     if operation != "upsert" or not set(spec.primary_key) <= set(rows.columns):
         return rows, spec
-    if committed or "hoodie.datasource.write.operation" in spec.options:  # a configured upsert stays one
+    if not first_load(spec, committed):  # a configured upsert stays one
         if changes < SPARK_FROM and spec.custom_ordering is None:  # no ties: Hudi's combine is as good
             return rows, spec
         return _newest(rows, spec), replace(spec, options={**SETTLED, **spec.options})
     kept = _newest(rows, spec).where(~F.col(hudi.DELETED))
     return kept, replace(spec, options={**BULK_INSERT, **spec.options})
+
+
+def first_load(spec: hudi.TableSpec, committed: bool) -> bool:
+    """Is a batch into this table a bulk_insert of each key's newest change (no commit yet, no configured operation)?"""
+    return not committed and "hoodie.datasource.write.operation" not in spec.options and \
+        hudi.write_options(spec)["hoodie.datasource.write.operation"] == "upsert"
 
 
 def place_valueless(rows: DataFrame, spec: hudi.TableSpec, committed: bool) -> DataFrame:

@@ -249,3 +249,30 @@ def test_markers_follow_a_custom_ordering_column_that_widens(spark, tmp_path):
     sync_rows(spark, cfg, batch(spark, again, len(first) + len(late)))
     want = by_key([{"id": 1, "ver": 4.5}, {"id": 2, "ver": 2.5}], ["id"])
     assert both(spark, cfg.sink.path) == [want, want]
+
+
+def test_a_first_load_skips_the_join_with_its_own_markers_and_a_later_batch_does_not(spark, tmp_path):
+    """Into a table with no commit the markers are the batch's own, and each key's newest change already drops what
+    they cover (test_newest's first load holds the final state): only later batches are joined with the folder."""
+    from dataclasses import replace
+
+    from cdcsync.engine import deletes
+    from cdcsync.engine.model import TableState
+    from cdcsync.schema.spark.columns import Col
+    from cdcsync.sinks import hudi
+
+    spec = hudi.TableSpec(path=str(tmp_path / "t"), table_name="t", table_type="MERGE_ON_READ", primary_key=["id"],
+                          partition_by=[], ordering_fields=[hudi.ORDER], options={})
+    rows = spark.createDataFrame([(1, "a", "0001", False), (1, None, "0002", True), (2, "b", "0003", False)],
+                                 f"id BIGINT, name STRING, {hudi.ORDER} STRING, {hudi.DELETED} BOOLEAN")
+    counts = {"t/0": {"upserted": 2, "deleted": 1}}
+
+    def joined(state: TableState) -> bool:
+        plan = deletes.settle(rows, state, "hard", counts, new_range=True)._jdf.queryExecution().optimizedPlan()
+        return "Join LeftAnti" in plan.toString()
+
+    assert not joined(TableState(spec=spec, committed=False))
+    assert marker_keys(spark, spec.path) == {'{"id":1}'}, "a first load still leaves its markers"
+    assert joined(TableState(spec=spec, committed=True, columns=[Col(hudi.ORDER, "STRING")]))
+    custom = replace(spec, ordering_fields=["name"])  # a custom ordering can tie: the markers' rule decides
+    assert joined(TableState(spec=custom, committed=False))
