@@ -113,6 +113,7 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
     """The batch typed with `given.kept` (None if a row does not fit them), or with the columns inferred."""
     masks = masking.for_table(cfg.masks, state.spec.table_name)
     kept, route = given.kept, given.route
+    _describe(pipe.spark, batch, "columns")  # a batch typed again the full way infers them here
     # schema versions (and routed shards) widen to one type
     env, found = shape.batch_columns(given.env, cfg) if kept is None else (given.env, kept)
     batch_cols, env = classify.unnamable_columns_are_bad(found.columns, env, [c.name for c in state.columns or []])

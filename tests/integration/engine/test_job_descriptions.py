@@ -41,3 +41,18 @@ def test_a_batch_names_its_own_jobs_by_stage_and_leaves_no_name_behind(spark, tm
     assert ledger and set(ledger) == {ONE_PASS}  # the pass's jobs, named by it
     assert any(d and d.startswith("SparkRDDWriteClient") for d in described)  # Hudi still names its own
     assert spark.sparkContext.getLocalProperty("spark.job.description") is None  # later jobs start unnamed
+
+
+def test_a_batch_typed_again_the_full_way_names_the_inference_too(spark, tmp_path):
+    from cdcsync.config import load_config
+
+    cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "MERGE_ON_READ",
+                                   **{"sink.primary_key": ["id"]}))
+    sync_rows(spark, cfg, kafka_rows(spark, [{"op": "c", "after": {"id": 1, "name": "a"}, "ts_ms": 1}]))
+    before = max(_jobs(spark))
+    # a field the known columns lack: the rows do not fit, the batch's columns are inferred from all its records
+    grown = sync_rows(spark, cfg, kafka_rows(spark, [{"op": "c", "after": {"id": 2, "name": "b", "extra": 7},
+                                                      "ts_ms": 2}], first_offset=1))
+    assert [c.column for c in grown.changes] == ["extra"]
+    batch = [d for jid, (d, _) in _jobs(spark).items() if jid > before]
+    assert "cdcsync batch 0: columns" in batch and ONE_PASS in batch
