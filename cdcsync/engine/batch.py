@@ -172,9 +172,10 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
                                     [c.describe() for c in changes]) | {
             hudi.META_ORDERING: state.ordering, hudi.META_TYPED_FROM: "rows" if found.from_rows else "schema",
             hudi.META_INDEX: hudi.index_of(state.spec)}
-        _describe(pipe.spark, batch, "delete markers")
         if ordering and any(c["deleted"] for c in counts.values()):
+            _describe(pipe.spark, batch, "deletes without an ordering value placed")
             good = newest.place_valueless(good, state.spec, state.committed)
+        _describe(pipe.spark, batch, "delete markers")
         rows, spec = newest.settle(deletes.settle(good, state, cfg.sink.deletes, counts, replayed_from is None),
                                    state.spec, state.committed, to_write)
         compactor = pipe.compactor(state.spec)
