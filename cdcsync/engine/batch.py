@@ -182,7 +182,7 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
         if compactor:
             compactor.before_write()
         _describe(pipe.spark, batch, "Hudi write")  # Hudi names most of its jobs itself
-        instant = hudi.write_batch(rows, spec, meta)
+        instant = hudi.write_batch(rows, spec, meta, to_write)
         clock.lap("write")
         if compactor:
             compactor.poke()

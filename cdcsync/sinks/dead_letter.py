@@ -61,7 +61,7 @@ def write(cfg, bad: DataFrame, batch_id: int) -> None:
                .select(*out.columns))
     reasons = {r[0]: r[1] for r in bad.groupBy("_reason").count().collect()}
     hudi.write_batch(out, spec, {hudi.META_BATCH: str(batch_id),
-                                 hudi.META_DL_REASONS: json.dumps(reasons, sort_keys=True)})
+                                 hudi.META_DL_REASONS: json.dumps(reasons, sort_keys=True)}, sum(reasons.values()))
 
 
 def exists(spark, cfg) -> bool:
@@ -94,4 +94,4 @@ def mark_replayed(cfg, chosen: DataFrame, count: int, replay_instant: str, batch
     marked = (chosen.withColumn("replayed", F.lit(True))
               .withColumn("replayed_at", F.current_timestamp()))
     hudi.write_batch(marked, spec_for(cfg), {hudi.META_BATCH: str(batch_id), META_REPLAY_INSTANT: replay_instant,
-                                             hudi.META_DL_REPLAYED: str(count)})
+                                             hudi.META_DL_REPLAYED: str(count)}, count)

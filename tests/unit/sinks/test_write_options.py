@@ -1,12 +1,12 @@
-"""The options a Hudi write carries for where it runs: Hudi's shuffles as wide as the session's; one JVM (a local
-master) goes without the embedded timeline server and with direct markers, a cluster keeps Hudi's defaults; and
-[sink.options] win either way."""
+"""The options a Hudi write carries for where it runs: Hudi's shuffles as wide as the session's, narrower for a write
+of few rows; one JVM (a local master) goes without the embedded timeline server and with direct markers, a cluster
+keeps Hudi's defaults; and [sink.options] win either way."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from cdcsync.sinks.hudi import SAME_JVM, SHUFFLES, TableSpec, options_for, write_options
+from cdcsync.sinks.hudi import ROWS_PER_TASK, SAME_JVM, SHUFFLES, TableSpec, options_for, write_options
 
 
 def spec(**options) -> TableSpec:
@@ -41,3 +41,15 @@ def test_hudis_shuffles_follow_the_sessions_width_unless_the_config_sets_them():
     own = spec(**{"hoodie.upsert.shuffle.parallelism": "8"})
     got = options_for(own, session("spark://master:7077", "64"))
     assert got["hoodie.upsert.shuffle.parallelism"] == "8" and got["hoodie.insert.shuffle.parallelism"] == "64"
+
+
+def test_a_write_of_few_rows_gets_a_shuffle_task_per_rows_per_task():
+    wide = session("spark://master:7077", "64")
+    for rows, tasks in [(0, 1), (1, 1), (ROWS_PER_TASK, 1), (ROWS_PER_TASK + 1, 2), (10 * ROWS_PER_TASK, 10),
+                        (64 * ROWS_PER_TASK, 64), (1000 * ROWS_PER_TASK, 64)]:
+        got = options_for(spec(), wide, rows)
+        assert [got[k] for k in SHUFFLES] == [str(tasks)] * 2, rows
+    assert [options_for(spec(), wide)[k] for k in SHUFFLES] == ["64", "64"]  # rows unknown: the session's width
+    own = spec(**{"hoodie.upsert.shuffle.parallelism": "8"})
+    got = options_for(own, wide, 1)
+    assert got["hoodie.upsert.shuffle.parallelism"] == "8" and got["hoodie.insert.shuffle.parallelism"] == "1"
