@@ -147,8 +147,8 @@ SAME_JVM = {"hoodie.embed.timeline.server": "false", "hoodie.write.markers.type"
 # Hudi's shuffles (its combine, the index's joins, the write) as wide as the session's own, which the operator sizes
 # to the cluster's cores (README, Sizing)
 SHUFFLES = ("hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism")
-# rows a task of Hudi's shuffles is given at least: its RDD shuffles get no adaptive execution to coalesce small tasks.
-# 25 upserts of 4,000 took ~5 % less time with one task than with four; 20 of 50,000 the same with one, two or four
+# a batch's rows per task of Hudi's shuffles, up to the session's width: its RDD shuffles get no adaptive execution to
+# coalesce small tasks. 25 upserts of 4,000 took ~5 % less time with one task than four; 20 of 50,000 the same
 ROWS_PER_TASK = 50_000
 
 
