@@ -85,28 +85,31 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
     """`env` (decoded; persisted by the caller when routed) classified, counted and committed to `cfg`'s table.
     A batch whose rows all fit the columns already known is typed with them while Kafka is read, the one pass;
     any other is cached as decoded and its columns inferred from all its records (schema/spark/fit.py)."""
-    masks = masking.for_table(cfg.masks, state.spec.table_name)
     _describe(pipe.spark, batch, "key and columns")
-    if not state.key_known:
-        pk = classify.resolve_primary_key(cfg, env, state)
-        state.spec = replace(state.spec, primary_key=pk)
-        state.key_known = True
-        masking.check_key(masks, pk, state.spec.table_name)
-    # a table whose last batch carried its schema is not tried: its rows would not fit
-    kept = None if route or masks or not state.schemaless else fit.kept_columns(env, cfg, state.columns or [])
-    if kept is not None:
-        result = _sync(pipe, cfg, state, batch, _Decoded(env, BatchColumns(kept)))
-        if result is not None:
-            return result
-        pipe.reporter.event("columns_inferred", batch=batch.batch_id, table=state.spec.table_name,
-                            why="rows that do not fit the known columns")
-    if route is not None:
-        return _sync(pipe, cfg, state, batch, _Decoded(env, route=route))
-    env = env.persist(StorageLevel.MEMORY_AND_DISK)
+    masks = masking.for_table(cfg.masks, state.spec.table_name)
     try:
-        return _sync(pipe, cfg, state, batch, _Decoded(env))
-    finally:
-        env.unpersist()
+        if not state.key_known:
+            pk = classify.resolve_primary_key(cfg, env, state)
+            state.spec = replace(state.spec, primary_key=pk)
+            state.key_known = True
+            masking.check_key(masks, pk, state.spec.table_name)
+        # a table whose last batch carried its schema is not tried: its rows would not fit
+        kept = None if route or masks or not state.schemaless else fit.kept_columns(env, cfg, state.columns or [])
+        if kept is not None:
+            result = _sync(pipe, cfg, state, batch, _Decoded(env, BatchColumns(kept)))
+            if result is not None:
+                return result
+            pipe.reporter.event("columns_inferred", batch=batch.batch_id, table=state.spec.table_name,
+                                why="rows that do not fit the known columns")
+        if route is not None:
+            return _sync(pipe, cfg, state, batch, _Decoded(env, route=route))
+        env = env.persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            return _sync(pipe, cfg, state, batch, _Decoded(env))
+        finally:
+            env.unpersist()
+    finally:  # a batch that failed names no later job either
+        _describe(pipe.spark, batch, None)
 
 
 def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> BatchResult | None:
@@ -191,7 +194,6 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
                            stages=clock.seconds)
     finally:
         df.unpersist()
-        _describe(pipe.spark, batch, None)
 
 
 def _describe(spark, batch: BatchInput, stage: str | None) -> None:

@@ -56,3 +56,14 @@ def test_a_batch_typed_again_the_full_way_names_the_inference_too(spark, tmp_pat
     assert [c.column for c in grown.changes] == ["extra"]
     batch = [d for jid, (d, _) in _jobs(spark).items() if jid > before]
     assert "cdcsync batch 0: columns" in batch and ONE_PASS in batch
+
+
+def test_a_batch_that_fails_leaves_no_name_behind(spark, tmp_path):
+    from cdcsync.config import load_config
+    from cdcsync.errors import ConfigError
+
+    cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "MERGE_ON_READ",
+                                   **{"sink.primary_key": ["id"], "sink.ordering_field": "versoin"}))
+    with pytest.raises(ConfigError, match="ordering_field"):  # found once the batch's columns are: id, version
+        sync_rows(spark, cfg, kafka_rows(spark, [{"op": "c", "after": {"id": 1, "version": 1}, "ts_ms": 1}]))
+    assert spark.sparkContext.getLocalProperty("spark.job.description") is None
