@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import random
 import shutil
+from itertools import pairwise
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
@@ -276,3 +278,66 @@ def test_a_first_load_skips_the_join_with_its_own_markers_and_a_later_batch_does
     assert joined(TableState(spec=spec, committed=True, columns=[Col(hudi.ORDER, "STRING")]))
     custom = replace(spec, ordering_fields=["name"])  # a custom ordering can tie: the markers' rule decides
     assert joined(TableState(spec=custom, committed=False))
+
+
+def _scanned(df) -> int:
+    """Rows `df` reads from its Parquet files once collected: a row group its filter's statistics skip is not read."""
+    df.collect()
+    leaves = df._jdf.queryExecution().executedPlan().collectLeaves()
+    return sum(leaves.apply(i).metrics().apply("numOutputRows").value() for i in range(leaves.size()))
+
+
+def test_a_batch_reads_only_the_markers_at_least_as_new_as_its_oldest_change(spark, tmp_path, monkeypatch):
+    """The folder grows with every key ever deleted; a batch of newer changes skips its older row groups, while a
+    late change older than a delete still finds that delete's marker."""
+    from cdcsync.engine import deletes
+
+    monkeypatch.setattr(deletes, "CONSOLIDATE_AT", 0)  # every append rewrites the folder as one sorted file
+    monkeypatch.setattr(deletes, "ROW_GROUP", 1024)  # row groups of ~100 markers (Parquet checks every 100 rows)
+    monkeypatch.setattr(deletes, "PRUNE_FROM", 0)
+    reads, real = [], deletes._Store.read
+    monkeypatch.setattr(deletes._Store, "read", lambda self, *a, **k: reads.append(real(self, *a, **k)) or reads[-1])
+    cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "MERGE_ON_READ",
+                                   **{"sink.primary_key": ["id"]}))
+    created = [change("c", k, {"id": k, "v": "a"}, 1000 + k) for k in range(1, 3001)]
+    dropped = [change("d", k, None, 10_000 + k) for k in range(1, 2001)]  # 2,000 markers, oldest first
+    sync_rows(spark, cfg, batch(spark, created, 0))
+    sync_rows(spark, cfg, batch(spark, dropped, len(created)))
+    groups = pq.ParquetFile(next(Path(markers_path(cfg.sink.path)).glob("*.parquet"))).metadata
+    spans = [(groups.row_group(i).column(1).statistics.min, groups.row_group(i).column(1).statistics.max)
+             for i in range(groups.num_row_groups)]
+    assert len(spans) >= 10 and all(a[1] < b[0] for a, b in pairwise(spans)), "sorted, in many row groups"
+
+    offset = len(created) + len(dropped)
+    # the oldest of these changes is newer than all deletes but the last 51 (of keys 1950-2000)
+    newer = [change("u", k, {"id": k, "v": "b"}, 11_950 - 2500 + k) for k in range(2500, 2601)]
+    reads.clear()
+    sync_rows(spark, cfg, batch(spark, newer, offset))
+    assert 51 <= _scanned(reads[-1]) <= 400, "the newest row groups only, not 2,000 markers"
+
+    late = [change("u", 10, {"id": 10, "v": "late"}, 5_000), change("u", 2700, {"id": 2700, "v": "c"}, 30_000)]
+    reads.clear()
+    sync_rows(spark, cfg, batch(spark, late, offset + len(newer)))
+    assert _scanned(reads[-1]) >= 1990, "a change older than the deletes reads the markers from its own on"
+    want = by_key([{"id": k, "v": "b" if 2500 <= k <= 2600 else "c" if k == 2700 else "a"} for k in range(2001, 3001)],
+                  ["id"])
+    assert both(spark, cfg.sink.path) == [want, want]
+
+
+def test_the_oldest_order_passes_exactly_through_python(spark):
+    """The bound a batch reads markers from is its oldest ordering value exactly, whatever the type; a timestamp
+    goes as microseconds (a datetime would pass through the local time zone), a type without an exact way gives
+    none (every marker is read)."""
+    from cdcsync.engine.deletes import _oldest
+
+    df = spark.sql("SELECT * FROM VALUES "
+                   "(TIMESTAMP'2026-11-01 05:30:00.123456', 3.1D, 12345678901234567890.123456789BD, 'b', 2L, "
+                   " DATE'2026-03-29', TIMESTAMP_NTZ'2026-01-01 00:00:00'), "
+                   "(TIMESTAMP'2026-11-01 06:30:00', 2.9D, 12345678901234567890.123456790BD, 'a', 1L, "
+                   " DATE'2026-03-30', TIMESTAMP_NTZ'2026-01-01 00:00:00') AS t(ts, d, dec, s, n, day, ntz)")
+    for name in ("ts", "d", "dec", "s", "n", "day"):
+        bound = _oldest(df, name)
+        assert spark.range(1).select(bound.alias("b")).schema["b"].dataType == df.schema[name].dataType, name
+        assert df.where(df[name] == bound).count() == 1 and df.where(df[name] < bound).count() == 0, name
+    assert _oldest(df, "ntz") is None
+    assert _oldest(df.where("false"), "n") is None
