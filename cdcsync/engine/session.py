@@ -23,6 +23,8 @@ BASE_CONF = {
     "spark.sql.shuffle.partitions": "4",
     "spark.default.parallelism": "4",
     "spark.sql.session.timeZone": "UTC",
+    # delete markers ordered by a TIMESTAMP column: Parquet keeps no statistics of INT96 for filters to skip by
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     "spark.driver.memory": "2g",
     "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
     "spark.hadoop.fs.file.impl.disable.cache": "false",
