@@ -43,7 +43,7 @@ CONSOLIDATE_AT = 32  # marker files; each batch with new deletes adds one
 # bytes of markers past which Spark no longer broadcasts them but shuffles them all into a sort-merge join, and
 # reading only those at least as new as the batch's oldest change pays for the job finding it (~0.2 s)
 PRUNE_FROM = 10 << 20
-ROW_GROUP = 1 << 20  # bytes of a consolidated file's row group (~50,000 markers): what a batch reads at least
+ROW_GROUP = 1 << 20  # bytes in memory of a consolidated file's row group (~10,000 markers): the least a batch reads
 # a marker file is whole once it appears (one task writes it) and a copy changes no answer, so Hadoop's v2 commit
 # moves it once instead of twice, and no _SUCCESS file is made: ~35 % less time per write, the move a copy on S3
 _WRITE = {"mapreduce.fileoutputcommitter.algorithm.version": "2",
