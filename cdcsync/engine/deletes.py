@@ -73,6 +73,8 @@ def settle(rows: DataFrame, state: TableState, mode: str, counts: dict, new_rang
         store.retype()
     key = F.to_json(F.struct(*[F.col(f"`{k}`") for k in spec.primary_key]))
     deleted, upserted = (sum(c[k] for c in counts.values()) for k in ("deleted", "upserted"))
+    if not (deleted or upserted):  # nothing to mark or to look up: no job to find the oldest change
+        return rows
     since = functools.cache(lambda: _oldest(rows, name))
     known = None if deleted and new_range else store.read(since=since)  # a run's batch appends first, then reads
     covered = (key == F.col("_m_key")) & (F.col("_m_order") >= order)  # a marker at least as new as the row
