@@ -2,14 +2,15 @@
 
     python -m bench.run [--size smoke|full|tiny] [--freshness-seconds 60] [--freshness-rate 2000]
 
-Writes bench/results/<time>-<size>.json and .png (and latest-<size>.*). Contenders: cdcsync run --once into MOR
-and COW, and into MOR from the same workload in Avro (Confluent wire format, a local registry); the peer
-(bench/peer.py: the hand-written streaming-sink job) into MOR and COW; both into MOR in 20 batches (cdcsync's
-max_records_per_batch = the peer's maxOffsetsPerTrigger), where log files and compactions happen; cdcsync into a
-MOR table already holding 20× the workload's keys (--grown-factor); Hudi Streamer (recorded as unavailable when
-its bundle cannot be fetched); the plain-Parquet floor; then the freshness run (bench/freshness.py) of cdcsync and
-of the peer. A Hudi contender whose table differs from the workload's final state is reported WRONG and the run
-exits 1.
+Writes bench/results/<time>-<size>.json and .png (and latest-<size>.*). Contenders: cdcsync run --once into MOR and
+COW, and into MOR from the same workload in Avro (Confluent wire format, a local registry); the peer (bench/peer.py:
+the hand-written streaming-sink job) into MOR and COW; the bound (bench/bound.py: the least correct first load, one
+hash aggregation and a bulk_insert) into MOR and COW; cdcsync and the peer into MOR in 20 batches (cdcsync's
+max_records_per_batch = the peer's maxOffsetsPerTrigger), where log files and compactions happen; cdcsync into a MOR
+table already holding 20× the workload's keys (--grown-factor); Hudi Streamer (recorded as unavailable when its
+bundle cannot be fetched); the plain-Parquet floor; then the freshness run (bench/freshness.py) of cdcsync and of
+the peer. A Hudi contender whose table differs from the workload's final state is reported WRONG and the run exits
+1.
 """
 
 from __future__ import annotations
@@ -111,6 +112,18 @@ def run_peer(work: Path, bootstrap: str, topic: str, table_type: str, want: tupl
             "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb, "messages": out["messages"],
             "batches": out["batches"], "compactions": measure.compactions(path), "rows": got[0], "checksum": got[1],
             "state_matches": got == want}
+
+
+def run_bound(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int], messages: int) -> dict:
+    """The least correct first load (bench/bound.py) into its own table, checked like the others; `messages`: the
+    topic's, which it reads whole."""
+    path = work / f"bound_{table_type.lower()}"
+    m = measure.run([sys.executable, "-m", "bench.bound", bootstrap, topic, str(path), table_type])
+    if m.returncode != 0:
+        raise RuntimeError(f"bound {table_type} failed ({m.returncode}):\n{m.stderr[-3000:]}")
+    got = _table_checksum(path)
+    return {"name": f"bound {_kind(table_type)}", "status": "ok", "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb,
+            "messages": messages, "rows": got[0], "checksum": got[1], "state_matches": got == want}
 
 
 def run_multi_batch(work: Path, bootstrap: str, topic: str, w: Workload, want: tuple[int, int],
@@ -242,6 +255,8 @@ def main(argv=None) -> int:
                 log(_line(results[-1]))
                 results.append(run_peer(work, bootstrap, topic, table_type, want))
                 log(_line(results[-1]))
+                results.append(run_bound(work, bootstrap, topic, table_type, want, produced["messages"]))
+                log(_line(results[-1]))
             if not args.no_avro:
                 results.append(run_avro(work, bootstrap, topic + ".avro", w, want, options))
                 log(_line(results[-1]))
@@ -323,6 +338,11 @@ def ratios(results: list[dict]) -> dict:
             out[f"cdcsync {kind} / floor"] = round(mine / floor, 3)
         peer = rate.get(f"peer {kind}")
         out[f"cdcsync {kind} / peer"] = round(mine / peer, 3) if mine and peer else None
+        bound = rate.get(f"bound {kind}")
+        if mine and bound:
+            out[f"cdcsync {kind} / bound"] = round(mine / bound, 3)
+        if peer and bound:
+            out[f"peer {kind} / bound"] = round(peer / bound, 3)
         avro = rate.get(f"cdcsync {kind} Avro")
         if avro and mine:
             out[f"cdcsync {kind} Avro / JSON"] = round(avro / mine, 3)

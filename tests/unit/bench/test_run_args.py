@@ -36,3 +36,32 @@ def test_no_single_batch_runs_the_multi_batch_pair_alone(monkeypatch, tmp_path):
     args = ["--size", "tiny", "--bootstrap", "b:9092", "--only", "throughput", "--no-avro", "--grown-factor", "0"]
     assert run.main([*args, "--no-single-batch"]) == 0
     assert ran == ["multi-batch", "floor"]
+
+
+def test_the_single_batch_pairs_run_beside_the_bound_and_report_its_ratios(monkeypatch, tmp_path):
+    ran = []
+
+    def job(name, rate):
+        result = {"name": name, "status": "ok", "messages": rate, "seconds": 1, "peak_rss_mb": 1}
+        return lambda *a, **k: ran.append(name) or result
+
+    bound_args = []
+    monkeypatch.setitem(sys.modules, "matplotlib", types.ModuleType("matplotlib"))
+    monkeypatch.setattr(run, "ROOT", tmp_path)
+    monkeypatch.setattr(run, "produce", lambda *a: {"messages": 7, "seconds": 0.1})
+    monkeypatch.setattr(run, "run_cdcsync", lambda w, b, t, tt, *a, **k: job(f"cdcsync {run._kind(tt)}", 80)())
+    monkeypatch.setattr(run, "run_peer", lambda w, b, t, tt, *a, **k: job(f"peer {run._kind(tt)}", 100)())
+    monkeypatch.setattr(run, "run_bound", lambda w, b, t, tt, want, messages: bound_args.append(messages) or job(
+        f"bound {run._kind(tt)}", 160)())
+    monkeypatch.setattr(run, "run_floor", job("Spark → Parquet (floor)", 200))
+    reports = []
+    monkeypatch.setattr(run, "write", lambda report, name: reports.append(report))
+    args = ["--size", "tiny", "--bootstrap", "b:9092", "--only", "throughput", "--no-avro", "--no-multi-batch",
+            "--grown-factor", "0"]
+    assert run.main(args) == 0
+    assert ran == ["cdcsync MOR", "peer MOR", "bound MOR", "cdcsync COW", "peer COW", "bound COW",
+                   "Spark → Parquet (floor)"]
+    assert bound_args == [7, 7]  # the bound reads the whole topic: the messages produced
+    ratios = reports[0]["ratios"]
+    assert ratios["cdcsync MOR / bound"] == 0.5 and ratios["peer COW / bound"] == 0.625
+    assert ratios["cdcsync MOR / peer"] == 0.8 and ratios["cdcsync COW / floor"] == 0.4
