@@ -1,9 +1,9 @@
 """The bound: the least work that lands the topic in a correct Hudi table on the same Spark and jars, so that the
 bench can tell Hudi's own cost from what cdcsync adds. The topic read once, each value parsed with `from_json` and a
-declared schema, each key's newest change kept by one hash aggregation, the keys whose newest change is a delete
-dropped, and the rest bulk-inserted into an empty table (the workload's keys, Hudi's defaults otherwise). No ledger,
-no offsets in the commit, no delete markers, no column inference, no bad-record handling: a lower bound for a first
-load, not a tool.
+declared schema, each key's newest change kept by one aggregation (`max` over a struct), the keys whose newest
+change is a delete dropped, and the rest bulk-inserted into an empty table (the workload's keys, Hudi's defaults
+otherwise). No ledger, no offsets in the commit, no delete markers, no column inference, no bad-record handling: a
+lower bound for a first load, not a tool.
 
     python -m bench.bound BOOTSTRAP TOPIC TABLE_PATH MERGE_ON_READ|COPY_ON_WRITE
 """

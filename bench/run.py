@@ -5,7 +5,7 @@
 Writes bench/results/<time>-<size>.json and .png (and latest-<size>.*). Contenders: cdcsync run --once into MOR and
 COW, and into MOR from the same workload in Avro (Confluent wire format, a local registry); the peer (bench/peer.py:
 the hand-written streaming-sink job) into MOR and COW; the bound (bench/bound.py: the least correct first load, one
-hash aggregation and a bulk_insert) into MOR and COW; cdcsync and the peer into MOR in 20 batches (cdcsync's
+aggregation and a bulk_insert) into MOR and COW; cdcsync and the peer into MOR in 20 batches (cdcsync's
 max_records_per_batch = the peer's maxOffsetsPerTrigger), where log files and compactions happen; cdcsync into a MOR
 table already holding 20× the workload's keys (--grown-factor); Hudi Streamer (recorded as unavailable when its
 bundle cannot be fetched); the plain-Parquet floor; then the freshness run (bench/freshness.py) of cdcsync and of
