@@ -9,8 +9,8 @@ aggregation and a bulk_insert) into MOR and COW; cdcsync and the peer into MOR i
 max_records_per_batch = the peer's maxOffsetsPerTrigger), where log files and compactions happen; cdcsync into a MOR
 table already holding 20× the workload's keys (--grown-factor); Hudi Streamer (recorded as unavailable when its
 bundle cannot be fetched); the plain-Parquet floor; then the freshness run (bench/freshness.py) of cdcsync and of
-the peer. A Hudi contender whose table differs from the workload's final state is reported WRONG and the run exits
-1.
+the peer. A Hudi contender whose table differs from the workload's final state is reported WRONG, and the run then
+exits with 1.
 """
 
 from __future__ import annotations
