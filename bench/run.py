@@ -78,16 +78,26 @@ def run_cdcsync(work: Path, bootstrap: str, topic: str, table_type: str, want: t
     name = _table_name(table_type, registry, variant)
     cfg = cdcsync_config(work, bootstrap, topic, table_type, name=name, options=options, registry=registry,
                          run_options=run_options)
-    m = measure.run([sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"])
-    if m.returncode != 0:
-        raise RuntimeError(f"cdcsync {name} failed ({m.returncode}):\n{m.stderr[-3000:]}")
+    m = _measured(f"cdcsync {name}", [sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"])
     summary = json.loads(m.stdout)
-    got = _table_checksum(work / name)
     label = f"cdcsync {_kind(table_type)}" + (" Avro" if registry else "") + (f" {variant}" if variant else "")
-    return {"name": label, "status": "ok", "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb,
-            "messages": summary["totals"]["messages"], "batches": summary["batches"],
-            "compactions": measure.compactions(work / name), "rows": got[0], "checksum": got[1],
-            "state_matches": got == want}
+    return _checked(label, m, work / name, want, summary["totals"]["messages"], batches=summary["batches"],
+                    compactions=measure.compactions(work / name))
+
+
+def _measured(what: str, cmd: list[str]) -> measure.Measured:
+    """`cmd` run and measured; a contender that fails stops the bench with the end of its stderr."""
+    m = measure.run(cmd)
+    if m.returncode != 0:
+        raise RuntimeError(f"{what} failed ({m.returncode}):\n{m.stderr[-3000:]}")
+    return m
+
+
+def _checked(name: str, m: measure.Measured, table: Path, want: tuple[int, int], messages: int, **more) -> dict:
+    """A Hudi contender's result: its measurements, and its table read back by hudi-rs against `want`."""
+    got = _table_checksum(table)
+    return {"name": name, "status": "ok", "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb, "messages": messages,
+            **more, "rows": got[0], "checksum": got[1], "state_matches": got == want}
 
 
 def _table_name(table_type: str, registry: str | None, variant: str) -> str:
@@ -101,29 +111,20 @@ def run_peer(work: Path, bootstrap: str, topic: str, table_type: str, want: tupl
     `max_offsets`: its maxOffsetsPerTrigger and `options` more write options (the multi-batch variant)."""
     variant = "multi-batch" if max_offsets else ""
     path = work / (f"peer_{table_type.lower()}" + ("_multi_batch" if variant else ""))
-    m = measure.run([sys.executable, "-m", "bench.peer", bootstrap, topic, str(path), table_type,
-                     *([str(max_offsets), ",".join(f"{k}={v}" for k, v in (options or {}).items())]
-                       if max_offsets else [])])
-    if m.returncode != 0:
-        raise RuntimeError(f"peer {table_type} failed ({m.returncode}):\n{m.stderr[-3000:]}")
+    extra = [str(max_offsets), ",".join(f"{k}={v}" for k, v in (options or {}).items())] if max_offsets else []
+    m = _measured(f"peer {table_type}", [sys.executable, "-m", "bench.peer", bootstrap, topic, str(path), table_type,
+                                         *extra])
     out = json.loads(m.stdout.strip().splitlines()[-1])
-    got = _table_checksum(path)
-    return {"name": f"peer {_kind(table_type)}" + (f" {variant}" if variant else ""), "status": "ok",
-            "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb, "messages": out["messages"],
-            "batches": out["batches"], "compactions": measure.compactions(path), "rows": got[0], "checksum": got[1],
-            "state_matches": got == want}
+    return _checked(f"peer {_kind(table_type)}" + (f" {variant}" if variant else ""), m, path, want, out["messages"],
+                    batches=out["batches"], compactions=measure.compactions(path))
 
 
 def run_bound(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int], messages: int) -> dict:
     """The least correct first load (bench/bound.py) into its own table, checked like the others; `messages`: the
     topic's, which it reads whole."""
     path = work / f"bound_{table_type.lower()}"
-    m = measure.run([sys.executable, "-m", "bench.bound", bootstrap, topic, str(path), table_type])
-    if m.returncode != 0:
-        raise RuntimeError(f"bound {table_type} failed ({m.returncode}):\n{m.stderr[-3000:]}")
-    got = _table_checksum(path)
-    return {"name": f"bound {_kind(table_type)}", "status": "ok", "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb,
-            "messages": messages, "rows": got[0], "checksum": got[1], "state_matches": got == want}
+    m = _measured(f"bound {table_type}", [sys.executable, "-m", "bench.bound", bootstrap, topic, str(path), table_type])
+    return _checked(f"bound {_kind(table_type)}", m, path, want, messages)
 
 
 def run_multi_batch(work: Path, bootstrap: str, topic: str, w: Workload, want: tuple[int, int],
@@ -150,9 +151,7 @@ def run_grown(work: Path, bootstrap: str, topic: str, w: Workload, want: tuple[i
     cfg = cdcsync_config(work, bootstrap, seed_topic, "MERGE_ON_READ", name=name, options=options,
                          run_options={"max_records_per_batch": max(w.events, 1)})
     t0 = time.monotonic()
-    m = measure.run([sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"])
-    if m.returncode != 0:
-        raise RuntimeError(f"cdcsync seeding {name} failed ({m.returncode}):\n{m.stderr[-3000:]}")
+    _measured(f"cdcsync seeding {name}", [sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"])
     log(f"grown table: {seed.keys:,} keys loaded in {time.monotonic() - t0:.1f}s")
     have = checksum(final_state(seed).values())
     both = (have[0] + want[0], (have[1] + want[1]) % (1 << 61))
@@ -189,9 +188,7 @@ def _kind(table_type: str) -> str:
 
 
 def run_floor(work: Path, bootstrap: str, topic: str) -> dict:
-    m = measure.run([sys.executable, "-m", "bench.floor", bootstrap, topic, str(work / "floor_parquet")])
-    if m.returncode != 0:
-        raise RuntimeError(f"parquet floor failed ({m.returncode}):\n{m.stderr[-3000:]}")
+    m = _measured("parquet floor", [sys.executable, "-m", "bench.floor", bootstrap, topic, str(work / "floor_parquet")])
     out = json.loads(m.stdout.strip().splitlines()[-1])
     return {"name": "Spark → Parquet (floor)", "status": "ok", "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb,
             "messages": out["rows"], "rows": out["rows"]}
