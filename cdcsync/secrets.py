@@ -3,7 +3,8 @@ properties' redaction (`cdcsync.kafka.security`). A secret value is never printe
 
 from __future__ import annotations
 
-_SECRET_PARTS = ("password", "secret", "jaas", "token", "credential", "private", "ssl.key", "keystore.key")
+_SECRET_PARTS = ("password", "secret", "jaas", "token", "credential", "private", "ssl.key", "keystore.key", "user_info",
+                 "user.info")  # a registry's user_info is "user:password"
 # A file path or a store type says where a secret is kept, not what it is; scrubbing "PEM" or a path would garble output
 _NOT_SECRET_ENDINGS = (".location", ".type")
 

@@ -117,7 +117,7 @@ class _Source:
             src = cfg.source
             s.servers, s.topics, s.pattern, s.format = src.bootstrap_servers, src.topics, src.topic_pattern, src.format
             s.config_source = src
-            s.client_kwargs = for_clients(src.properties)[0].kafka_python_kwargs()
+            s.client_kwargs = for_clients(src.properties, f"{config} [source.properties]")[0].kafka_python_kwargs()
             s.schema_config = cfg.schema
         s.servers = servers or s.servers
         if topics:

@@ -27,7 +27,7 @@ def status(
     from cdcsync.reporting import emit_json
 
     cfg = load_config(config)
-    view = for_source(cfg.source, group=False)
+    view = for_source(cfg, group=False)
     try:
         st = table_status(cfg, view, recent=commits)
     finally:

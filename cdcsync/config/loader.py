@@ -27,6 +27,7 @@ from cdcsync.config.model import (
 )
 from cdcsync.config.schema import CONFIG_SCHEMA, FREE_FORM
 from cdcsync.errors import ConfigError
+from cdcsync.kafka import client_keys
 from cdcsync.secrets import is_secret_key
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -48,6 +49,10 @@ def read_toml(path: Path) -> dict:
         raise ConfigError(f"config file {path} does not exist", hint="pass the path of your config.toml") from None
     except OSError as e:
         raise ConfigError(f"cannot read config file {path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:  # TOML is UTF-8; say where, without echoing the bytes (a secret may be near)
+        line = e.object[:e.start].count(b"\n") + 1
+        raise ConfigError(f"{path}: not UTF-8 (byte 0x{e.object[e.start]:02x} on line {line})",
+                          hint="save the file as UTF-8", file=str(path)) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -126,11 +131,13 @@ def _describe(err) -> str:
         schema = err.schema
         known = sorted(schema.get("properties", {}))
         extra = [k for k in err.instance if k not in schema.get("properties", {}) and not _pattern_ok(schema, k)]
+        prefixes = [p.strip("^\\").replace("\\.", ".") for p in schema.get("patternProperties", {})]
         out = []
         for k in extra:
             full = _key((*trail, k))
             close = difflib.get_close_matches(k, known, n=1, cutoff=0.6)
-            tip = f"; did you mean '{_key((*trail, close[0]))}'?" if close else f"; valid keys here: {', '.join(known)}"
+            valid = ", ".join(known) + "".join(f", or keys starting with '{p}'" for p in prefixes)
+            tip = f"; did you mean '{_key((*trail, close[0]))}'?" if close else f"; valid keys here: {valid}"
             out.append(f"unknown key '{full}'{tip}")
         return "; ".join(out)
     if v == "required":
@@ -145,7 +152,7 @@ def _describe(err) -> str:
         allowed = err.validator_value
         close = difflib.get_close_matches(str(err.instance), [str(a) for a in allowed], n=1, cutoff=0.5)
         tip = f" (did you mean '{close[0]}'?)" if close else ""
-        return f"'{where}' is {err.instance!r}, expected one of {', '.join(map(str, allowed))}{tip}"
+        return f"'{where}' is {_safe(trail, err.instance)}, expected one of {', '.join(map(str, allowed))}{tip}"
     if v == "type":
         want = err.validator_value
         want = " or ".join(want) if isinstance(want, list) else want
@@ -165,7 +172,12 @@ def _article(word: str) -> str:
 
 
 def _safe(trail: tuple, value: Any) -> str:
-    return "(hidden)" if any(is_secret_key(p) for p in trail if isinstance(p, str)) else repr(value)
+    """The value for a message, unless it could hold a secret: under a secret key, a table or list (its members'
+    keys are not looked at), or text that names one (a JAAS line, `password=`)."""
+    if isinstance(value, (dict, list)) or any(is_secret_key(p) for p in trail if isinstance(p, str)) or \
+            (isinstance(value, str) and is_secret_key(value)):
+        return "(hidden)"
+    return repr(value)
 
 
 def _key(trail: tuple) -> str:
@@ -185,6 +197,7 @@ def _build(d: dict, path: Path) -> Config:
     schema = d.get("schema", {})
     spark = {k: str(v) for k, v in d.get("spark", {}).items()}
     props = {k: _str(v) for k, v in src.get("properties", {}).items()}
+    client_keys.check(props, path)
     source = SourceConfig(**{**{k: v for k, v in src.items() if k != "properties"}, "properties": props})
     sink_cfg = SinkConfig(**{**{k: v for k, v in sink.items() if k != "options"},
                              "options": {k: _str(v) for k, v in sink.get("options", {}).items()}})
@@ -198,6 +211,7 @@ def _build(d: dict, path: Path) -> Config:
         raise ConfigError(f"{path}: startup_mode = 'specific-offsets' needs 'source.specific_offsets'",
                           hint='set source.specific_offsets = "partition:0,offset:42;partition:1,offset:300"',
                           file=str(path), key="source.specific_offsets")
+    _check_kafka_addresses(source, path)
     source = _key_and_avro_settings(source, path)
     if source.header_filter:
         from cdcsync.kafka.header_filter import parse as parse_header_filter
@@ -218,6 +232,23 @@ def _build(d: dict, path: Path) -> Config:
     if "catalog" in d:
         cfg = dataclasses.replace(cfg, catalog=CatalogConfig(**d["catalog"]))
     return cfg
+
+
+def _check_kafka_addresses(source: SourceConfig, path: Path) -> None:
+    """The brokers and the specific offsets read as every command will read them (probe, run), here already."""
+    from cdcsync.kafka.offsets import parse_specific_offsets
+    from cdcsync.probe.net import parse_servers
+
+    try:
+        parse_servers(source.bootstrap_servers)
+    except ValueError as e:
+        raise ConfigError(f"{path}: source.bootstrap_servers: {e}", hint='list the brokers as "host1:9092,host2:9092"',
+                          file=str(path), key="source.bootstrap_servers") from None
+    if source.startup_mode == "specific-offsets" and source.specific_offsets:
+        try:
+            parse_specific_offsets(source.specific_offsets)
+        except ConfigError as e:
+            raise ConfigError(f"{path}: {e.message}", hint=e.hint, file=str(path), key=e.facts["key"]) from None
 
 
 def _key_and_avro_settings(source: SourceConfig, path: Path) -> SourceConfig:

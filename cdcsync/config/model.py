@@ -23,7 +23,7 @@ class SourceConfig:
     max_message_bytes: int | None = None
     csv_columns: list[str] | None = None
     csv_field_delimiter: str = ","
-    properties: dict[str, str] = field(default_factory=dict)
+    properties: dict[str, str] = field(default_factory=dict, repr=False)  # may hold a JAAS line, store passwords
     key_format: str = "json"
     key_fields: list[str] | None = None  # Flink's key.fields: columns taken from the key into each row
     avro_schema_file: str | None = None  # format "avro": the values' writer schema (.avsc), an absolute path
@@ -55,7 +55,7 @@ class SinkConfig:
     primary_key: list[str] | None = None
     ordering_field: str | None = None
     partition_by: list[str] = field(default_factory=list)
-    options: dict[str, str] = field(default_factory=dict)
+    options: dict[str, str] = field(default_factory=dict, repr=False)  # may hold a lock provider's or cloud credentials
     unrouted: str = "skip"  # with [[route]]: "skip" (counted) or "default" (into this table)
     deletes: str = "hard"  # "hard": the row goes (a delete marker stays beside the table); "soft": _cdc_deleted
 
@@ -78,7 +78,7 @@ class RouteConfig:
     partition_by: list[str] = field(default_factory=list)
     table_type: str | None = None
     source_column: str | None = None  # a column holding the source "database.table"
-    options: dict[str, str] = field(default_factory=dict)
+    options: dict[str, str] = field(default_factory=dict, repr=False)  # may hold a lock provider's or cloud credentials
     deletes: str | None = None  # [sink] deletes when absent
 
 
@@ -162,7 +162,7 @@ class Config:
     sink: SinkConfig
     run: RunConfig
     schema: SchemaConfig
-    spark: dict[str, str]  # "master" plus spark.* keys
+    spark: dict[str, str] = field(repr=False)  # "master" plus spark.* keys (spark.hadoop.*'s may be credentials)
     routes: list[RouteConfig] = field(default_factory=list)
     masks: list[MaskConfig] = field(default_factory=list)
     storage: StorageConfig | None = None

@@ -118,7 +118,7 @@ class Pipeline:
 
     def kafka_view(self, group: bool = True) -> KafkaView:
         """Metadata and offset look-ups (kafka-python); `group=False` for commands that commit nothing."""
-        return view.for_source(self.cfg.source, group)
+        return view.for_source(self.cfg, group)
 
     def hold_lock(self, directory: str, what: str, table: str) -> WriterLock:
         """Take the writer lock in `directory` for this process's life (released by `close`)."""

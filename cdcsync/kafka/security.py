@@ -351,17 +351,6 @@ def secret_values(props: dict[str, Any]) -> list[str]:
     return out
 
 
-def redact_properties(props: dict[str, Any]) -> dict[str, Any]:
-    """Secret values masked; a JAAS line keeps its module and username but loses its password."""
-    out: dict[str, Any] = {}
-    for k, v in props.items():
-        if "jaas" in k.lower() and isinstance(v, str):
-            out[k] = _JAAS_OPT.sub(lambda m: m.group(0) if m.group(1) == "username" else f'{m.group(1)}="{MASK}"', v)
-        else:
-            out[k] = MASK if is_secret_key(k) and v not in (None, "") else v
-    return out
-
-
 def scrub(value: Any, secrets: list[str]) -> Any:
     """Replace every occurrence of each secret in strings nested in dicts/lists (last line of defence)."""
     secrets = sorted({s for s in secrets if s}, key=len, reverse=True)

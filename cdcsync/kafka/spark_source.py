@@ -10,9 +10,9 @@ from pyspark.sql import DataFrame
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.kafka.security import java_properties
 
-# Kafka client properties Spark's source manages itself (it rejects some of them outright).
-_SPARK_MANAGED = {"auto.offset.reset", "enable.auto.commit", "group.id", "key.deserializer", "value.deserializer",
-                  "interceptor.classes"}
+# read by the start planner (group-offsets) and refused by Spark's source, which starts where it is told; the other
+# names Spark manages are refused with the config (kafka/client_keys.py)
+_SPARK_MANAGED = {"auto.offset.reset"}
 
 
 def read_options(source, start: Offsets, end: Offsets) -> dict[str, str]:

@@ -156,11 +156,12 @@ def retriable(error: BaseException) -> bool:
     return isinstance(error, KafkaError) and bool(getattr(error, "retriable", False))
 
 
-def for_source(src, group: bool = True) -> KafkaView:
+def for_source(cfg, group: bool = True) -> KafkaView:
     """The view of a config's [source], with its security settings; `group=False` for commands that commit nothing."""
     from cdcsync.kafka.security import for_clients
 
-    sec, _ = for_clients(src.properties)
+    src = cfg.source
+    sec, _ = for_clients(src.properties, f"{cfg.path} [source.properties]")
     return KafkaView(src.bootstrap_servers, sec, src.group_id if group else None)
 
 

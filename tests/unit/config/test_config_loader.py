@@ -38,6 +38,15 @@ GOOD = minimal()
     (GOOD + 'partition_by = ["region"]\n[sink.options]\n"hoodie.index.type" = "bucket"\n',
      ["sink.options 'hoodie.index.type' = 'BUCKET' looks a key up in its own partition only",
       "use a global index (GLOBAL_SIMPLE"]),
+    (GOOD.replace('"localhost:9092"', '"kafka"'), ["source.bootstrap_servers: 'kafka' is not host:port"]),
+    (GOOD.replace('format = "debezium-json"', 'format = "debezium-json"\nstartup_mode = "specific-offsets"\n'
+                  'specific_offsets = "0:42"'), ["source.specific_offsets: cannot read '0:42'"]),
+    (GOOD + '[source.properties]\n"security.protocl" = "SSL"\n',
+     ["[source.properties] security.protocl is not a Kafka consumer property; did you mean security.protocol?"]),
+    (GOOD + '[source.properties]\n"group.id" = "mine"\n', ["group.id is Spark's Kafka source's to set",
+                                                           "set source.group_id"]),
+    (GOOD + '[spark]\n"spak.executor.memory" = "2g"\n', ["unknown key 'spark.\"spak.executor.memory\"'",
+                                                          "or keys starting with 'spark.'"]),
 ])
 def test_mistakes_name_the_file_the_key_and_a_close_match(tmp_path, text, words):
     path = write(tmp_path, text)
@@ -81,6 +90,47 @@ def test_a_secret_is_never_echoed(tmp_path, capsys):
     assert secret not in p.stdout + p.stderr
 
 
+@pytest.mark.parametrize("text", [
+    GOOD + '[[storage]]\naccess_key_id = "AKIA"\nsecret_access_key = "{secret}"\n',  # a table given as a list
+    GOOD.replace("[source]\n", '[[source]]\njaas = "PlainLoginModule required password=\\"{secret}\\";"\n'),
+    GOOD.replace('format = "debezium-json"', 'format = "debezium-json"\n'  # a table given as text
+                 'properties = "sasl.jaas.config=PlainLoginModule required password={secret}"'),
+    GOOD.replace('format = "debezium-json"', 'format = "avro-confluent"\nschema_registry_url = "http://r:8081"\n'
+                 'schema_registry_user_info = ["u:{secret}"]'),
+])
+def test_a_wrong_type_hides_a_value_that_may_hold_a_secret(tmp_path, text):
+    secret = "s3cr3t-Pa55"
+    path = write(tmp_path, text.replace("{secret}", secret))
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(path) in err.value.render() and "must be a" in err.value.render() and "(hidden)" in err.value.render()
+    assert secret not in json.dumps(err.value.to_dict())
+
+
+def test_the_config_s_repr_holds_no_secret(tmp_path):
+    cfg = load_config(write(tmp_path, GOOD + '[source.properties]\n"sasl.jaas.config" = "PlainLoginModule required '
+                                      'password=\\"pw-1\\";"\n[sink.options]\n"hoodie.aws.secret.key" = "pw-2"\n'
+                                      '[spark]\n"spark.hadoop.fs.s3a.secret.key" = "pw-3"\n'))
+    assert not {"pw-1", "pw-2", "pw-3"} & set(repr(cfg).replace('"', " ").replace("'", " ").split())
+    assert "pw-" not in repr(cfg)
+
+
+def test_a_config_that_is_not_utf8_names_its_line(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_bytes(GOOD.encode() + b'[sink.options]\n"x" = "caf\xe9"\n')
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert f"{path}: not UTF-8 (byte 0xe9 on line 10)" in err.value.render()
+
+
+def test_every_kafka_consumer_property_and_librdkafka_spelling_passes(tmp_path):
+    props = {"fetch.max.bytes": "1048576", "security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN",
+             "sasl.username": "u", "sasl.password": "p", "ssl.ca.location": "/ca.pem", "auto.offset.reset": "earliest",
+             "isolation.level": "read_committed"}
+    text = GOOD + "[source.properties]\n" + "".join(f'"{k}" = "{v}"\n' for k, v in props.items())
+    assert load_config(write(tmp_path, text)).source.properties == props
+
+
 def test_defaults_fill_what_the_file_leaves_out(tmp_path):
     cfg = load_config(write(tmp_path, GOOD))
     assert cfg.sink.table_type == "MERGE_ON_READ" and cfg.run.on_bad_record == "dead-letter"
@@ -107,3 +157,11 @@ def test_validate_checks_the_security_settings_offline(tmp_path, properties, key
     data = json.loads(p.stdout)
     assert p.returncode == 78 and data["key"] == key and fragment in data["message"], data
     assert str(path) in data["message"]
+
+
+@pytest.mark.parametrize("command", [["status"], ["infer-schema"]])
+def test_commands_that_read_the_security_settings_name_the_file(tmp_path, command):
+    path = write(tmp_path, GOOD + '[source.properties]\n"security.protocol" = "SSL"\n'
+                                  '"ssl.truststore.location" = "/nonexistent/truststore.jks"\n')
+    p = cdcsync(*command, path, timeout=60, jvm_free=True)
+    assert p.returncode == 78 and f"{path} [source.properties]: ssl.truststore.location" in p.stderr, p.stderr

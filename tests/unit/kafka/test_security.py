@@ -15,7 +15,6 @@ from cdcsync.kafka.security import (
     from_properties,
     java_properties,
     parse_jaas,
-    redact_properties,
     scrub,
     secret_values,
     with_flags,
@@ -189,14 +188,6 @@ def test_secrets_stay_out_of_repr_and_describe():
     assert "w0rd" not in text and "key-secret" not in text
     assert sec.describe()["sasl_password"] == MASK and sec.describe()["sasl_username"] == "alice"
     assert set(sec.secrets()) == {'p@ss "quoted" w0rd', "key-secret"}
-
-
-def test_redact_properties_masks_secrets_but_keeps_the_jaas_username():
-    out = redact_properties({"sasl.jaas.config": SCRAM_JAAS, "ssl.keystore.password": "ks", "sasl.password": "x",
-                             "security.protocol": "SASL_SSL", "ssl.key.location": "/k.pem"})
-    assert "w0rd" not in out["sasl.jaas.config"] and 'username="alice"' in out["sasl.jaas.config"]
-    assert out["ssl.keystore.password"] == MASK and out["sasl.password"] == MASK
-    assert out["security.protocol"] == "SASL_SSL" and out["ssl.key.location"] == "/k.pem"
 
 
 def test_scrub_replaces_secrets_anywhere_in_nested_data():
