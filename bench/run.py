@@ -7,10 +7,9 @@ COW, and into MOR from the same workload in Avro (Confluent wire format, a local
 the hand-written streaming-sink job) into MOR and COW; the bound (bench/bound.py: the least correct first load, one
 aggregation and a bulk_insert) into MOR and COW; cdcsync and the peer into MOR in 20 batches (cdcsync's
 max_records_per_batch = the peer's maxOffsetsPerTrigger), where log files and compactions happen; cdcsync into a MOR
-table already holding 20× the workload's keys (--grown-factor); Hudi Streamer (recorded as unavailable when its
-bundle cannot be fetched); the plain-Parquet floor; then the freshness run (bench/freshness.py) of cdcsync and of
-the peer. A Hudi contender whose table differs from the workload's final state is reported WRONG, and the run then
-exits with 1.
+table already holding 20× the workload's keys (--grown-factor); the plain-Parquet floor; then the freshness run
+(bench/freshness.py) of cdcsync and of the peer. A Hudi contender whose table differs from the workload's final state
+is reported WRONG, and the run then exits with 1.
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ from bench.workload import Workload, checksum, final_state, produce
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-STREAMER_JAR = "hudi-utilities-slim-bundle"
 MULTI_BATCHES = 20  # the multi-batch variant: enough delta commits for several compactions
 GROWN_FIRST_ID = 100_000_000  # the grown table's own keys, apart from the workload's
 
@@ -194,15 +192,6 @@ def run_floor(work: Path, bootstrap: str, topic: str) -> dict:
             "messages": out["rows"], "rows": out["rows"]}
 
 
-def hudi_streamer() -> dict:
-    jars = list((ROOT / "bundles" / "spark" / "jars").glob(f"{STREAMER_JAR}*.jar"))
-    if not jars:
-        return {"name": "Hudi Streamer", "status": "unavailable",
-                "why": f"{STREAMER_JAR} (any Scala version, Hudi 1.x) is not served by the Maven Central this "
-                       "project fetches from, so HoodieStreamer cannot run here"}
-    raise NotImplementedError("HoodieStreamer run: add it when the bundle can be fetched")
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="bench")
     ap.add_argument("--size", default="smoke", choices=["tiny", "smoke", "full"])
@@ -264,8 +253,6 @@ def main(argv=None) -> int:
             if args.grown_factor:
                 results.append(run_grown(work, bootstrap, topic, w, want, options, args.grown_factor))
                 log(_line(results[-1]))
-            results.append(hudi_streamer())
-            log(f"Hudi Streamer: {results[-1]['status']}: {results[-1].get('why', '')}")
             results.append(run_floor(work, bootstrap, topic))
             log(_line(results[-1]))
         for r in results:
@@ -343,8 +330,6 @@ def ratios(results: list[dict]) -> dict:
         avro = rate.get(f"cdcsync {kind} Avro")
         if avro and mine:
             out[f"cdcsync {kind} Avro / JSON"] = round(avro / mine, 3)
-        streamer = rate.get(f"Hudi Streamer {kind}")
-        out[f"cdcsync {kind} / Hudi Streamer"] = round(mine / streamer, 3) if mine and streamer else None
     multi, peer_multi = rate.get("cdcsync MOR multi-batch"), rate.get("peer MOR multi-batch")
     if multi and peer_multi:
         out["cdcsync MOR multi-batch / peer"] = round(multi / peer_multi, 3)

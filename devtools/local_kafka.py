@@ -123,12 +123,12 @@ class LocalBroker:
         props.update(self.spec.extra_props)
         return "".join(f"{k}={v}\n" for k, v in props.items())
 
-    def _java(self, main: str, *args: str, log: Path | None = None, **popen) -> list[str]:
+    def _java(self, main: str, *args: str) -> list[str]:
         log4j = self.spec.data_dir / "log4j2.properties"
         log4j.write_text(
             "rootLogger.level=WARN\nrootLogger.appenderRef.f.ref=F\n"
             "appender.f.type=File\nappender.f.name=F\n"
-            f"appender.f.fileName={log or self.log_file}\n"
+            f"appender.f.fileName={self.log_file}\n"
             "appender.f.layout.type=PatternLayout\nappender.f.layout.pattern=%d %p %c: %m%n\n"
             "logger.kafka.name=kafka.server.KafkaServer\nlogger.kafka.level=INFO\n"
         )

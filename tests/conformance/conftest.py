@@ -4,16 +4,6 @@ Java, the jars or the broker are missing. `make test` does not run it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from tests.conformance.cdc_fixtures import require_corpus
-
 # the integration suite's real broker and SparkSession, one each for the session
 from tests.integration.conftest import bootstrap, kafka_broker, make_topic, produce, spark  # noqa: F401
 
-
-@pytest.fixture(scope="session")
-def fixtures_dir() -> Path:
-    return require_corpus()
