@@ -54,7 +54,7 @@ kafka-down:
 test: setup
 	$(VENV)/bin/pytest -q -n 2 --dist loadfile -m "not soak" tests/unit tests/integration
 
-# the long runs: 20 back-to-back `run --once` processes, 50 replayed ranges; CI runs them after `make test`
+# the long runs: 20 back-to-back `run --once` processes, 50 replayed ranges; run before a release (too long for CI)
 soak: setup
 	$(VENV)/bin/pytest -q -m soak tests/integration
 

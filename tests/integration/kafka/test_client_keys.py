@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from cdcsync.kafka.client_keys import CONSUMER, MANAGED
+
+pytestmark = pytest.mark.integration
 
 
 def test_the_consumer_names_are_those_of_spark_s_kafka_client(spark):

@@ -76,7 +76,11 @@ def test_out_of_range_names_partition_and_valid_range():
 def test_from_after_to_is_an_error():
     with pytest.raises(ReplaySpecError, match=r"--from is after --to on a/1: 6 > 2"):
         replay_range({"a": {1: 6}}, {"a": {1: 2}}, E, L)
-    replay_range({"a": {0: 7, 1: 0}}, {"a": {0: 7, 1: 7}}, E, L)  # empty and full ranges are fine
+
+
+def test_an_empty_range_and_a_whole_partition_are_accepted():
+    """replay_range only raises: returning is its acceptance."""
+    replay_range({"a": {0: 7, 1: 0}}, {"a": {0: 7, 1: 7}}, E, L)
 
 
 def _plan(start, end, budget):
