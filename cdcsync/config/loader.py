@@ -198,6 +198,7 @@ def _build(d: dict, path: Path) -> Config:
     spark = {k: str(v) for k, v in d.get("spark", {}).items()}
     props = {k: _str(v) for k, v in src.get("properties", {}).items()}
     client_keys.check(props, path)
+    _refuse_unread(src, sink, bool(d.get("route")), path)
     source = SourceConfig(**{**{k: v for k, v in src.items() if k != "properties"}, "properties": props})
     sink_cfg = SinkConfig(**{**{k: v for k, v in sink.items() if k != "options"},
                              "options": {k: _str(v) for k, v in sink.get("options", {}).items()}})
@@ -232,6 +233,30 @@ def _build(d: dict, path: Path) -> Config:
     if "catalog" in d:
         cfg = dataclasses.replace(cfg, catalog=CatalogConfig(**d["catalog"]))
     return cfg
+
+
+# keys that only one setting of another key reads: given without it, they would be accepted and ignored
+_READ_ONLY_WITH = (
+    ("source", "specific_offsets", "startup_mode", "specific-offsets"),
+    ("source", "startup_timestamp_ms", "startup_mode", "timestamp"),
+    ("source", "csv_columns", "format", "csv"),
+    ("source", "csv_field_delimiter", "format", "csv"),
+)
+
+
+def _refuse_unread(src: dict, sink: dict, routed: bool, path: Path) -> None:
+    sections = {"source": (src, SourceConfig)}
+    for section, key, by, value in _READ_ONLY_WITH:
+        given, model = sections[section]
+        now = given.get(by, model.__dataclass_fields__[by].default)
+        if key in given and now != value:
+            raise ConfigError(f"{path}: '{section}.{key}' is read only with {section}.{by} = '{value}', and "
+                              f"{section}.{by} is '{now}'", file=str(path),
+                              key=f"{section}.{key}", hint=f'set {by} = "{value}", or remove the key')
+    if "unrouted" in sink and not routed:
+        raise ConfigError(f"{path}: 'sink.unrouted' says where the tables no [[route]] names go, and the config has "
+                          "no [[route]]", file=str(path), key="sink.unrouted", hint="add [[route]] tables, or remove "
+                          "the key")
 
 
 def _check_kafka_addresses(source: SourceConfig, path: Path) -> None:

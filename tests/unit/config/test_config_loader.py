@@ -165,3 +165,21 @@ def test_commands_that_read_the_security_settings_name_the_file(tmp_path, comman
                                   '"ssl.truststore.location" = "/nonexistent/truststore.jks"\n')
     p = cdcsync(*command, path, timeout=60, jvm_free=True)
     assert p.returncode == 78 and f"{path} [source.properties]: ssl.truststore.location" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("text, words", [
+    (GOOD.replace('topics = ["t"]', 'topics = ["t"]\nspecific_offsets = "partition:0,offset:4"'),
+     ["'source.specific_offsets' is read only with source.startup_mode = 'specific-offsets'", "is 'group-offsets'"]),
+    (GOOD.replace('topics = ["t"]', 'topics = ["t"]\nstartup_mode = "earliest-offset"\nstartup_timestamp_ms = 1'),
+     ["'source.startup_timestamp_ms' is read only with source.startup_mode = 'timestamp'", "is 'earliest-offset'"]),
+    (GOOD.replace('topics = ["t"]', 'topics = ["t"]\ncsv_columns = ["a"]'),
+     ["'source.csv_columns' is read only with source.format = 'csv'", "is 'debezium-json'"]),
+    (GOOD.replace('topics = ["t"]', 'topics = ["t"]\ncsv_field_delimiter = ";"'),
+     ["'source.csv_field_delimiter' is read only with source.format = 'csv'"]),
+    (GOOD + 'unrouted = "default"\n', ["'sink.unrouted' says where the tables no [[route]] names go"]),
+])
+def test_a_key_no_command_would_read_is_refused(tmp_path, text, words):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(path) in err.value.render() and all(w in err.value.render() for w in words), err.value.render()
