@@ -105,6 +105,9 @@ class _Source:
         self.client_kwargs: dict = {}
         self.schema_config = None
         self.file: Path | None = None
+        self.header_filter: str | None = None  # the config's: records for other consumers are not sampled
+        self.filtered = 0  # records the header filter left out
+        self.masks: list = []  # the config's [[mask]]: their columns' examples are never shown
 
     @classmethod
     def build(cls, config, servers, topics, fmt, from_file, csv_columns) -> _Source:
@@ -119,6 +122,7 @@ class _Source:
             s.config_source = src
             s.client_kwargs = for_clients(src.properties, f"{config} [source.properties]")[0].kafka_python_kwargs()
             s.schema_config = cfg.schema
+            s.header_filter, s.masks = src.header_filter, cfg.masks
         s.servers = servers or s.servers
         if topics:
             s.topics, s.pattern = list(topics), None
@@ -158,7 +162,22 @@ class _Source:
         from cdcsync.kafka.sample import TopicSet, sample
 
         where = TopicSet(self.servers, self.topics, self.pattern, self.client_kwargs or {})
-        return sample(where, max_per_partition=max_records, timeout_s=timeout, warn=warn)
+        return sample(where, max_per_partition=max_records, timeout_s=timeout, warn=warn, keep=self._keep())
+
+    def _keep(self):
+        """The header filter as a test of a record's headers, counting what it leaves out; None without one."""
+        if not self.header_filter:
+            return None
+        from cdcsync.kafka.header_filter import parse
+
+        test = parse(self.header_filter).matches
+
+        def keep(headers: list) -> bool:
+            kept = test(headers)
+            self.filtered += not kept
+            return kept
+
+        return keep
 
     def describe(self) -> str:
         if self.file is not None:
@@ -225,9 +244,13 @@ def _infer(src: _Source, options, max_records: int, timeout: float):
         reporter.warn(w)
     for name in inferrer.unseen_declared():
         reporter.warn(f"schema.columns.{name} is declared but no sampled record has it")
-    tables = inferrer.result()
+    tables = _masked(inferrer.result(), src.masks)
     reporter.event("sampled", records=read, bad=sum(bad.values()), bad_reasons=dict(bad),
-                   skipped=dict(inferrer.skipped), tables=list(tables))
+                   skipped=dict(inferrer.skipped), filtered=src.filtered, tables=list(tables))
+    if read == 0 and src.filtered:
+        raise CdcsyncError(f"no records to infer a schema from: source.header_filter left out all {src.filtered} "
+                           f"records sampled from {src.describe()}", hint="check source.header_filter against the "
+                           "records' headers", exit_code=ExitCode.TOPIC_MISSING)
     if read == 0:
         raise CdcsyncError(f"no records to infer a schema from: {src.describe()} is empty",
                            hint="produce some records first, or point at a topic that has them",
@@ -236,6 +259,22 @@ def _infer(src: _Source, options, max_records: int, timeout: float):
         raise CdcsyncError(f"none of the {read} sampled records decodes as {src.format}",
                            hint="check source.format / --format against a record (see the warnings above)",
                            exit_code=ExitCode.BAD_RECORD, bad_reasons=dict(bad))
+    return tables
+
+
+def _masked(tables: dict, masks: list) -> dict:
+    """The tables as run stores them under [[mask]]: a masked column's example hidden, its type and nullability
+    what the mask writes. Masks name target tables and these are source tables: a column any mask names is masked."""
+    from cdcsync.config.model import MASKED_TEXT
+    from cdcsync.schema.types import STRING
+
+    for table in tables.values():
+        for m in masks:
+            c = table.columns.get(m.column)
+            if c is not None:
+                c.example = MASKED_TEXT if c.example is not None else None
+                c.type = STRING if m.stores_text and c.type is not None else c.type
+                c.nullable = c.nullable or not m.stores_text  # a NULL redaction stores only nulls
     return tables
 
 

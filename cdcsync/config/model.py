@@ -92,6 +92,14 @@ class MaskConfig:
     tables: str | None = None  # regular expression over the target table name; all tables when absent
     secret: str | None = field(default=None, repr=False)  # salt or base64 key, read from the environment
 
+    @property
+    def stores_text(self) -> bool:
+        """Masked values are text, except a NULL redaction's, which keep the column's type."""
+        return not (self.method == "redact" and self.value is None)
+
+
+MASKED_TEXT = "***masked***"  # a masked field's value wherever a value is shown rather than stored (dead letters)
+
 
 LOG_LEVELS = ("error", "warn", "info", "debug")  # [run] log_level and run --log-level
 

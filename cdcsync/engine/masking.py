@@ -14,10 +14,9 @@ from dataclasses import replace
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync.config.model import MASKED_TEXT
 from cdcsync.errors import ConfigError
 from cdcsync.schema.spark.columns import Col
-
-MASKED_TEXT = "***masked***"  # what a masked field's value becomes inside dead-lettered raw JSON
 
 
 def for_table(masks, table: str) -> dict:
@@ -26,12 +25,11 @@ def for_table(masks, table: str) -> dict:
 
 
 def retype(cols: list[Col], masks: dict) -> list[Col]:
-    """Masked values are text, except a NULL redaction, which keeps the column's type."""
+    """Masked values are text, except a NULL redaction's (MaskConfig.stores_text)."""
     out = []
     for c in cols:
         m = masks.get(c.name)
-        keep = m is None or (m.method == "redact" and m.value is None)
-        out.append(c if keep else replace(c, type="STRING"))
+        out.append(replace(c, type="STRING") if m is not None and m.stores_text else c)
     return out
 
 

@@ -26,8 +26,10 @@ class TopicSet:
 
 
 def sample(where: TopicSet, *, max_per_partition: int = DEFAULT_PER_PARTITION, timeout_s: float = 30.0,
-           warn: Callable[[str], None] | None = None) -> Iterator[Sampled]:
-    """(coord, key, value) for up to `max_per_partition` records from the beginning of each partition.
+           warn: Callable[[str], None] | None = None,
+           keep: Callable[[list], bool] | None = None) -> Iterator[Sampled]:
+    """(coord, key, value) for up to `max_per_partition` records from the beginning of each partition, those whose
+    headers `keep` rejects left out (they count towards the share: a sample reads the same records either way).
 
     Stops early (with a warning) when `timeout_s` passes before every partition delivered its share.
     """
@@ -60,7 +62,7 @@ def sample(where: TopicSet, *, max_per_partition: int = DEFAULT_PER_PARTITION, t
         consumer.assign(list(todo))
         for tp in todo:
             consumer.seek(tp, begin[tp])
-        yield from _drain(consumer, todo, stop, time.monotonic() + timeout_s, warn)
+        yield from _drain(consumer, todo, stop, time.monotonic() + timeout_s, warn, keep)
     finally:
         consumer.close(autocommit=False)
 
@@ -84,7 +86,7 @@ def _resolve(consumer, where: TopicSet) -> list[str]:
     raise ValueError("sample() needs topics or a pattern")
 
 
-def _drain(consumer, todo: set, stop: dict, deadline: float, warn) -> Iterator[Sampled]:
+def _drain(consumer, todo: set, stop: dict, deadline: float, warn, keep) -> Iterator[Sampled]:
     while todo:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -97,7 +99,8 @@ def _drain(consumer, todo: set, stop: dict, deadline: float, warn) -> Iterator[S
             for r in records:
                 if r.offset >= stop[tp]:
                     break
-                yield Coord(tp.topic, tp.partition, r.offset), r.key, r.value
+                if keep is None or keep(list(r.headers or [])):
+                    yield Coord(tp.topic, tp.partition, r.offset), r.key, r.value
             if tp in todo and consumer.position(tp) >= stop[tp]:
                 todo.discard(tp)
                 consumer.pause(tp)

@@ -97,3 +97,19 @@ def test_unreachable_broker_exits_69():
 
     proc = infer_schema("-b", f"127.0.0.1:{free_port()}", "-t", "t", "-f", "json", timeout=90)
     assert proc.returncode == 69 and "no Kafka broker answers" in proc.stderr
+
+
+def test_the_config_s_header_filter_leaves_other_consumers_records_out(bootstrap, make_topic, produce, tmp_path):
+    topic = make_topic(partitions=1)
+    produce(topic, [{"id": 1, "mine": "yes"}], headers=[[("team", b"orders")]])
+    produce(topic, [{"id": "not mine", "other": 1.5}], headers=[[("team", b"billing")]])
+    config = tmp_path / "config.toml"
+    config.write_text(f'[source]\nbootstrap_servers = "{bootstrap}"\ntopics = ["{topic}"]\nformat = "json"\n'
+                      f'header_filter = "team:orders"\n\n[sink]\npath = "{tmp_path / "t"}"\ntable_name = "t"\n')
+    proc = infer_schema(config, "--output", "toml")
+    assert proc.returncode == 0, proc.stderr
+    assert tomllib.loads(proc.stdout)["schema"]["columns"] == {"id": "BIGINT", "mine": "STRING"}
+    assert "records=1 " in proc.stderr and "filtered=1 " in proc.stderr
+    config.write_text(config.read_text().replace("team:orders", "team:shipping"))
+    proc = infer_schema(config, "--output", "toml")
+    assert proc.returncode == 66 and "source.header_filter left out all 2 records" in proc.stderr, proc.stderr

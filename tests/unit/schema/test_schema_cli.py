@@ -7,7 +7,7 @@ import tomllib
 
 import pytest
 
-from tests.cli import infer_schema
+from tests.cli import cdcsync, infer_schema
 from tests.fixtures import cdc_cases
 
 
@@ -135,3 +135,16 @@ def test_a_topic_with_several_tables_gets_one_schema_each(cli, tmp_path):
     assert doc["$defs"][table]["x-primary-key"] == cdc_cases.key_columns(name)
     code, out, _ = cli("--from-file", extra, "-f", "canal-json")
     assert table in out and "inventory.other" in out and "primary key: k" in out
+
+
+def test_a_masked_column_shows_no_example_and_the_type_run_stores(tmp_path, lines):
+    extra = ('[[mask]]\ncolumn = "email"\nmethod = "hash"\nsalt_env = "T_INFER_SALT"\n\n'
+             '[[mask]]\ncolumn = "age"\nmethod = "redact"\n')
+    p = cdcsync("infer-schema", config(tmp_path, extra=extra), "--from-file",
+                lines({"id": 1, "email": "alice@example.com", "age": 41}), "--json", env={"T_INFER_SALT": "pepper"},
+                timeout=60, jvm_free=True)
+    assert p.returncode == 0 and "alice@example.com" not in p.stdout + p.stderr, p.stderr
+    cols = {c["name"]: c for c in json.loads(p.stdout)["tables"][0]["columns"]}
+    assert (cols["email"]["type"], cols["email"]["example"]) == ("STRING", "***masked***")  # a hash is text
+    assert (cols["age"]["type"], cols["age"]["example"], cols["age"]["nullable"]) == ("BIGINT", "***masked***", True)
+    assert (cols["id"]["type"], cols["id"]["example"]) == ("BIGINT", 1)
