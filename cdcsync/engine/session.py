@@ -181,9 +181,15 @@ def _init_hudi_metadata_payload(spark) -> None:
 
 
 def config_conf(cfg) -> dict[str, str]:
-    """A config's own Spark settings: [catalog]'s, then [spark]'s (`master` aside)."""
+    """A config's own Spark settings: [catalog]'s, then [spark]'s (`master` aside); java options add up (a service's
+    -Xms, the user's own, and an embedded metastore's derby.system.home)."""
     conf = {k: v for k, v in cfg.spark.items() if k != "master"}
-    return (cfg.catalog.spark_settings() | conf) if cfg.catalog else conf
+    if not cfg.catalog:
+        return conf
+    catalog, key = cfg.catalog.spark_settings(), "spark.driver.extraJavaOptions"
+    if key in catalog and key in conf:
+        conf[key] = f"{catalog[key]} {conf[key]}"
+    return catalog | conf
 
 
 def submit_args(cfg) -> list[str]:

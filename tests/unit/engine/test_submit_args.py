@@ -41,3 +41,15 @@ def test_a_service_reserves_its_heap_at_start_unless_the_config_sizes_it():
     assert got["spark.driver.extraJavaOptions"] == "-Xms6g -XX:+AlwaysPreTouch -Dx=1"
     own = {"spark.driver.extraJavaOptions": "-Xms512m"}
     assert service_conf(own) == own
+
+
+def test_an_embedded_metastore_keeps_its_java_option_beside_a_service_s_and_the_user_s(tmp_path):
+    from dataclasses import replace
+
+    from cdcsync.config import load_config
+    from cdcsync.engine.session import config_conf, service_conf
+
+    cfg = load_config(write(tmp_path, minimal() + f'\n[spark]\n"spark.driver.extraJavaOptions" = "-Duser=1"\n\n'
+                                                  f'[catalog]\ndatabase = "db"\nmetastore_dir = "{tmp_path}/ms"\n'))
+    opts = config_conf(replace(cfg, spark=service_conf(cfg.spark)))["spark.driver.extraJavaOptions"].split()
+    assert {f"-Dderby.system.home={tmp_path}/ms", "-Duser=1", "-Xms2g", "-XX:+AlwaysPreTouch"} <= set(opts)
