@@ -22,10 +22,17 @@ META_REPLAY_INSTANT = hudi.META_PREFIX + "replayed_into"  # on a marking commit:
 
 
 
+# [sink.options] that are about how a process writes, not about the table's layout: the dead-letter table takes them
+# too (multi-writer locking: run and dead-letter replay both write it; the metadata table's settings)
+SHARED_OPTIONS = ("hoodie.write.concurrency.", "hoodie.write.lock.", "hoodie.clean.failed.writes.policy",
+                  "hoodie.cleaner.policy.failed.writes", "hoodie.metadata.")
+
+
 def spec_for(cfg) -> hudi.TableSpec:
+    shared = {k: v for k, v in cfg.sink.options.items() if k.startswith(SHARED_OPTIONS)}
     return hudi.TableSpec(
         path=path_for(cfg), table_name=f"{cfg.sink.table_name}_dead_letter", table_type="COPY_ON_WRITE",
-        primary_key=KEY, partition_by=[], ordering_fields=["batch_id"], options={},
+        primary_key=KEY, partition_by=[], ordering_fields=["batch_id"], options=shared,
     )
 
 

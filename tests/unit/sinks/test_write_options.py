@@ -53,3 +53,19 @@ def test_a_write_of_few_rows_gets_a_shuffle_task_per_rows_per_task():
     own = spec(**{"hoodie.upsert.shuffle.parallelism": "8"})
     got = options_for(own, wide, 1)
     assert got["hoodie.upsert.shuffle.parallelism"] == "8" and got["hoodie.insert.shuffle.parallelism"] == "1"
+
+
+def test_the_dead_letter_table_takes_the_sinks_writer_and_metadata_options_not_its_layout(tmp_path):
+    from cdcsync.config import load_config
+    from cdcsync.sinks.dead_letter import spec_for
+    from tests.configs import minimal, write
+
+    options = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+               "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.InProcessLockProvider",
+               "hoodie.clean.failed.writes.policy": "LAZY", "hoodie.metadata.enable": "false",
+               "hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "4",
+               "hoodie.compact.inline.max.delta.commits": "2"}
+    cfg = load_config(write(tmp_path, minimal() + "[sink.options]\n" +
+                            "".join(f'"{k}" = "{v}"\n' for k, v in options.items())))
+    assert spec_for(cfg).options == {k: v for k, v in options.items()
+                                     if k.split(".")[1] in ("write", "clean", "metadata")}
