@@ -72,6 +72,9 @@ class _DeadLetterBatch:
     def committed(self, result: BatchResult, seconds: float) -> None:
         self.result = result
 
+    def pause(self, seconds: float) -> None:
+        """Its one batch is the last: nothing to pace."""
+
 
 def replay(spark, cfg, sel: Selection, reporter) -> DeadLetterReplayResult:
     """Re-ingest the chosen, not yet replayed dead-letter records into the main table, then mark them."""
@@ -79,6 +82,9 @@ def replay(spark, cfg, sel: Selection, reporter) -> DeadLetterReplayResult:
     _check_replayable(cfg)
     sel = replace(sel, include_replayed=False)  # a replayed record is never replayed twice
     result = DeadLetterReplayResult(cfg.sink.table_name, dead_letter.path_for(cfg))
+    # its records were all bad once: those still bad are reported, not held against max_bad_records (which would stop
+    # every replay of a large dead-letter table before it marks anything replayed)
+    cfg = replace(cfg, run=replace(cfg.run, max_bad_records=None))
     pipe = Pipeline(cfg, reporter, mode=CommitMode.REPLAY, spark=spark, on_bad=_StillBad())
     pipe.lock_table("cdcsync dead-letter replay")
     try:

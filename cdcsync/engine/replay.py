@@ -20,7 +20,7 @@ from cdcsync.engine.lock import ConcurrentWriterError, WriterLock, multi_writer_
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.planning import batch_budget, plan_end
-from cdcsync.engine.sync import Summary, sync
+from cdcsync.engine.sync import Summary, idle, sync
 from cdcsync.formats import vocabulary
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.kafka.replay_spec import (
@@ -126,6 +126,9 @@ class ReplayBatches:
                                      bad=t["bad"])
         self.done = result.end.copy()
         self.replayer.save(self.plan, self.done, "running")
+
+    def pause(self, seconds: float) -> None:
+        idle(seconds, self.replayer.pipe.heartbeat)
 
 
 class Replayer:

@@ -14,13 +14,13 @@ from dataclasses import replace
 from functools import partial
 
 from cdcsync import storage
-from cdcsync.engine import bad_records, checkpoint, routing
+from cdcsync.engine import checkpoint, routing
 from cdcsync.engine.metrics import RunMetrics
 from cdcsync.engine.model import BatchInput, BatchResult
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.planning import batch_budget, plan_end, seconds
 from cdcsync.engine.session import service_conf
-from cdcsync.engine.sync import Summary, sync
+from cdcsync.engine.sync import Summary, idle, sync
 from cdcsync.errors import ConfigError, SourceError
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.kafka.view import KafkaView, resolve_start, retriable
@@ -114,10 +114,9 @@ class KafkaBatches:
             self.metrics.dead_lettered(result.totals()["bad"])
         self._count_compactions()
         self.next_start, self.batch_id = result.end.copy(), result.batch_id + 1
-        bad_records.check_budget(self.pipe.cfg, self.summary.totals["bad"])
-        rate = self.pipe.cfg.run.max_records_per_second
-        if rate:  # wait until the records read so far fit the rate since the start
-            self._sleep(self.summary.totals["messages"] / rate - (time.monotonic() - self.t0))
+
+    def pause(self, seconds: float) -> None:
+        self._sleep(seconds)
 
     def _commit_group(self, offsets: Offsets) -> None:
         try:
@@ -177,11 +176,11 @@ class KafkaBatches:
         self._compactions_seen = set(done)
 
     def _sleep(self, secs: float) -> None:
-        deadline = time.monotonic() + secs
-        while not self.stop and time.monotonic() < deadline:
-            self.metrics.beat()
-            self.pipe.heartbeat()
-            time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+        idle(secs, self._alive, lambda: self.stop)
+
+    def _alive(self) -> None:
+        self.metrics.beat()
+        self.pipe.heartbeat()
 
     def _report(self, r: BatchResult, took: float) -> None:
         t = r.totals()

@@ -5,10 +5,11 @@ yields batch inputs; each lands through `Pipeline.sync_once`, then the source he
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from cdcsync.engine import bad_records
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import BatchInput, BatchResult
 from cdcsync.errors import SinkError
@@ -23,7 +24,10 @@ class BatchSource(Protocol):
         """The next batch each time the previous one committed; stops when the source has no more."""
 
     def committed(self, result: BatchResult, seconds: float) -> None:
-        """The batch landed: report it, move on, check budgets (raising stops the loop)."""
+        """The batch landed: report it, move on (raising stops the loop)."""
+
+    def pause(self, seconds: float) -> None:
+        """Wait up to `seconds` ([run] max_records_per_second), keeping alive what the source keeps alive."""
 
 
 @dataclass
@@ -65,8 +69,11 @@ class Summary:
 
 
 def sync(pipe, source: BatchSource, summary: Summary) -> Summary:
-    """Land every batch `source` yields; the summary counts them."""
+    """Land every batch `source` yields; the summary counts them. [run]'s budgets hold for every source: past
+    max_bad_records the loop stops after the batch that crossed it, and it waits so that the records read stay
+    under max_records_per_second on average."""
     t0 = time.monotonic()
+    rate = pipe.cfg.run.max_records_per_second
     for batch in source.batches():
         t = time.monotonic()
         result = _landed(pipe, batch)
@@ -75,8 +82,19 @@ def sync(pipe, source: BatchSource, summary: Summary) -> Summary:
         summary.add(result)
         pipe.heartbeat(every_s=0)
         source.committed(result, time.monotonic() - t)
+        bad_records.check_budget(pipe.cfg, summary.totals["bad"])
+        if rate:
+            source.pause(summary.totals["messages"] / rate - (time.monotonic() - t0))
     summary.seconds = round(time.monotonic() - t0, 3)
     return summary
+
+
+def idle(seconds: float, keep_alive: Callable[[], None], stopped: Callable[[], bool] = lambda: False) -> None:
+    """Sleep `seconds` in short steps, calling `keep_alive` (heartbeats) between them; return early once stopped."""
+    deadline = time.monotonic() + seconds
+    while not stopped() and time.monotonic() < deadline:
+        keep_alive()
+        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
 
 
 def _landed(pipe, batch: BatchInput) -> BatchResult:
