@@ -63,6 +63,26 @@ def start(*args, env: dict | None = None, own_group: bool = False) -> subprocess
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=own_group)
 
 
+def run_killed(*args, fault: str | None = None, kill_on: str | None = None, delay: float = 0.0,
+               timeout: float = 300) -> tuple[int, str]:
+    """(exit code, stderr) of `cdcsync ARGS…` run to its end, or SIGKILLed `delay` s after the first stderr line
+    holding `kill_on`; `fault`: a CDCSYNC_FAULT crash point (engine/faults.py)."""
+    import signal
+    import time
+
+    proc = start(*args, env={"CDCSYNC_FAULT": fault or ""})
+    lines = []
+    if kill_on:
+        for line in proc.stderr:
+            lines.append(line)
+            if kill_on in line:
+                time.sleep(delay)
+                os.kill(proc.pid, signal.SIGKILL)
+                break
+    _, err = proc.communicate(timeout=timeout)
+    return proc.returncode, "".join(lines) + err
+
+
 def noise(stderr: str) -> list[str]:
     """The lines of a command's stderr that are not cdcsync's own: JVM, Spark, Hudi or library warnings."""
     return [line for line in stderr.splitlines() if _NOISE.search(line)]

@@ -103,6 +103,25 @@ def spark_rows(spark, path: str) -> list[dict]:
     return [r.asDict() for r in spark.read.format("hudi").load(path).collect()]
 
 
+def both(spark, path) -> tuple[dict, dict]:
+    """The table at `path` by id, as Spark reads it and as hudi-rs reads it."""
+    return by_key(spark_rows(spark, str(path)), ["id"]), by_key(hudi_rs_rows(str(path)), ["id"])
+
+
+def completed_commits(spark, path) -> list[tuple[str, object]]:
+    """(instant, HoodieCommitMetadata) of each completed commit of the table at `path`, oldest first; compactions and
+    a first load's bulk_insert complete as commits too."""
+    from cdcsync.sinks.hudi import _meta_client
+
+    tl = _meta_client(spark, str(path)).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+    return [(i.requestedTime(), tl.readCommitMetadata(i)) for i in tl.getInstants()]
+
+
+def operations(spark, path) -> list[str]:
+    """The write operation of each completed commit: a compaction is COMPACT."""
+    return [md.getOperationType().toString() for _, md in completed_commits(spark, path)]
+
+
 def marker_keys(spark, table_path: str) -> set[str]:
     """The keys [sink] deletes = "hard" left delete markers for, beside the table at `table_path`."""
     from cdcsync.engine.deletes import KEY, markers_path
@@ -144,6 +163,11 @@ def kafka_rows(spark, values: list, keys: list | None = None, topic: str = "t", 
     ts = dt.datetime(2026, 1, 1)
     return spark.createDataFrame([(_encode(keys[i]) if keys else None, _encode(v), topic, 0, first_offset + i, ts, 0,
                                    None) for i, v in enumerate(values)], KAFKA_ROW)
+
+
+def change_rows(spark, changes: list[tuple], first_offset: int):
+    """(key, value) changes as Kafka rows from `first_offset` on (kafka_rows)."""
+    return kafka_rows(spark, [v for _, v in changes], keys=[k for k, _ in changes], first_offset=first_offset)
 
 
 def sync_rows(spark, cfg, rows, on_bad=None, expect_messages=None, mode=None):

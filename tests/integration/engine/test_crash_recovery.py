@@ -4,9 +4,7 @@ so a duplicate would show as an extra row."""
 
 from __future__ import annotations
 
-import os
 import signal
-import time
 
 import pytest
 
@@ -19,34 +17,22 @@ N = 600
 BATCH = 100
 
 
-def cdcsync(config, fault: str | None = None, kill_on: str | None = None, delay: float = 0.0):
-    """Run `cdcsync run --once` as a real process; optionally SIGKILL it `delay` s after a stderr line."""
-    proc = cli.start("run", config, "--once", env={"CDCSYNC_FAULT": fault or ""})
-    lines = []
-    if kill_on:
-        for line in proc.stderr:
-            lines.append(line)
-            if kill_on in line:
-                time.sleep(delay)
-                os.kill(proc.pid, signal.SIGKILL)
-                break
-    out, err = proc.communicate(timeout=300)
-    return proc.returncode, "".join(lines) + err
-
-
 def test_kill_minus_nine_before_during_after_commit(spark, bootstrap, make_topic, produce, tmp_path):
     topic = make_topic(partitions=2)
     produce(topic, [{"id": i, "payload": f"row-{i}"} for i in range(N)])
     config = write_config(tmp_path, bootstrap, topic, "json", "MERGE_ON_READ",
                           **{"run.max_records_per_batch": BATCH})
 
-    code, err = cdcsync(config, fault="before_write:1")  # batch 0 committed, batch 1 killed before its write
+    # batch 0 committed, batch 1 killed before its write
+    code, err = cli.run_killed("run", config, "--once", fault="before_write:1")
     assert code == -signal.SIGKILL, err[-2000:]
-    code, err = cdcsync(config, fault="after_write:2")  # batch 1 redone; batch 2 committed, then killed
+    # batch 1 redone; batch 2 committed, then killed
+    code, err = cli.run_killed("run", config, "--once", fault="after_write:2")
     assert code == -signal.SIGKILL, err[-2000:]
-    code, err = cdcsync(config, kill_on="writing batch=3", delay=2.0)  # killed while Hudi writes batch 3
+    # killed while Hudi writes batch 3
+    code, err = cli.run_killed("run", config, "--once", kill_on="writing batch=3", delay=2.0)
     assert code == -signal.SIGKILL, err[-2000:]
-    code, err = cdcsync(config)  # the restart finishes the topic
+    code, err = cli.run_killed("run", config, "--once")  # the restart finishes the topic
     assert code == 0, err[-3000:]
 
     rows = spark_rows(spark, str(tmp_path / "table"))

@@ -15,7 +15,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.integration.engine.helpers import by_key, hudi_rs_rows, run_once, write_config
+from tests.integration.engine.helpers import by_key, completed_commits, hudi_rs_rows, run_once, write_config
 
 pytestmark = pytest.mark.integration
 
@@ -156,24 +156,18 @@ def commit_metadata(spark, path: str) -> list[dict]:
     """Every completed commit's cdcsync metadata (JSON values decoded), oldest first."""
     from cdcsync.sinks import hudi
 
-    jvm = spark._jvm
-    conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(spark._jsc.hadoopConfiguration())
-    client = jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder().setConf(conf).setBasePath(path).build()
-    tl = client.getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
     out = []
-    it = tl.getInstants().iterator()
-    while it.hasNext():
-        inst = it.next()
-        extra = tl.readCommitMetadata(inst).getExtraMetadata()
-        md = {"instant": inst.requestedTime()}
+    for instant, md in completed_commits(spark, path):
+        extra = md.getExtraMetadata()
+        got = {"instant": instant}
         for k in extra.keySet().toArray():
             if str(k).startswith(hudi.META_PREFIX):
                 v = extra.get(k)
                 try:
-                    md[str(k)[len(hudi.META_PREFIX):]] = json.loads(v)
+                    got[str(k)[len(hudi.META_PREFIX):]] = json.loads(v)
                 except ValueError:
-                    md[str(k)[len(hudi.META_PREFIX):]] = v
-        out.append(md)
+                    got[str(k)[len(hudi.META_PREFIX):]] = v
+        out.append(got)
     return out
 
 

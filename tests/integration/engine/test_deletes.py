@@ -21,9 +21,10 @@ from cdcsync.engine.deletes import markers_path
 from cdcsync.engine.replay import Replayer
 from cdcsync.reporting import PlainReporter
 from tests.integration.engine.helpers import (
+    both,
     by_key,
+    change_rows,
     hudi_rs_rows,
-    kafka_rows,
     marker_keys,
     run_once,
     spark_rows,
@@ -45,10 +46,6 @@ def change(op: str, key: int, row: dict | None, ts: int, table: str = "t") -> tu
 
 def send(produce, topic, changes):
     produce(topic, [v for _, v in changes], keys=[k for k, _ in changes])
-
-
-def both(spark, path) -> list[dict]:
-    return [by_key(spark_rows(spark, str(path)), ["id"]), by_key(hudi_rs_rows(str(path)), ["id"])]
 
 
 def history(n: int, seed: int) -> tuple[list[tuple[str, str]], dict[int, dict]]:
@@ -76,7 +73,7 @@ def test_replaying_any_applied_range_never_resurrects(spark, bootstrap, make_top
     run_once(config, spark)
     table = tmp_path / "table"
     want = by_key(list(final.values()), ["id"])
-    assert both(spark, table) == [want, want]
+    assert both(spark, table) == (want, want)
     deleted_keys = {json.loads(k)["id"] for k, v in changes if json.loads(v)["op"] == "d"} - set(final)
     assert deleted_keys, "the history must end with some keys deleted"
     ranges = []
@@ -92,7 +89,7 @@ def test_replaying_any_applied_range_never_resurrects(spark, bootstrap, make_top
         rp.run(rp.plan())
         ranges.append(r)
         got = both(spark, table)
-        assert got == [want, want], f"replay of [{a}, {b}) changed the table (Spark, hudi-rs): {got}"
+        assert got == (want, want), f"replay of [{a}, {b}) changed the table (Spark, hudi-rs): {got}"
 
     replay()
     assert len(set(ranges)) >= 50
@@ -123,13 +120,13 @@ def test_a_late_older_event_never_brings_a_deleted_row_back(table_type, mode, sp
         want = by_key([{"id": 1, "v": "b", "_cdc_deleted": True}, {"id": 2, "v": "x", "_cdc_deleted": False},
                        {"id": 3, "v": None, "_cdc_deleted": True}], ["id"])
         assert not (tmp_path / "table_cdcsync_delete_markers").exists()
-    assert both(spark, table) == [want, want]
+    assert both(spark, table) == (want, want)
 
     send(produce, topic, [change("c", 1, {"id": 1, "v": "new"}, 4000)])  # a re-insert newer than the delete wins
     run_once(config, spark)
     flag = {"_cdc_deleted": False} if mode == "soft" else {}
     want |= by_key([{"id": 1, "v": "new", **flag}], ["id"])
-    assert both(spark, table) == [want, want]
+    assert both(spark, table) == (want, want)
 
 
 def test_routed_tables_keep_deletes_each_with_its_own_mode(spark, bootstrap, make_topic, produce, tmp_path):
@@ -145,13 +142,9 @@ def test_routed_tables_keep_deletes_each_with_its_own_mode(spark, bootstrap, mak
     send(produce, topic, [change("u", 1, {"id": 1, "v": "old"}, 2000, table) for table in ("hard_t", "soft_t")])
     run_once(config, spark)
     base = tmp_path / "table"
-    assert both(spark, base / "hard_t") == [{}, {}] and (base / "hard_t_cdcsync_delete_markers").is_dir()
+    assert both(spark, base / "hard_t") == ({}, {}) and (base / "hard_t_cdcsync_delete_markers").is_dir()
     soft = by_key([{"id": 1, "v": "a", "_cdc_deleted": True}], ["id"])
-    assert both(spark, base / "soft_t") == [soft, soft]
-
-
-def batch(spark, changes, first_offset: int):
-    return kafka_rows(spark, [v for _, v in changes], keys=[k for k, _ in changes], first_offset=first_offset)
+    assert both(spark, base / "soft_t") == (soft, soft)
 
 
 def marker_files(table: str) -> list[str]:
@@ -167,7 +160,7 @@ def test_marker_files_are_consolidated_newest_per_key(spark, tmp_path, monkeypat
     offset = 0
     for i, key in enumerate([1, 2, 1, 3]):  # key 1 deleted twice: the newer marker is the one kept
         changes = [change("c", key, {"id": key, "v": f"v{i}"}, 1000 * i + 1), change("d", key, None, 1000 * i + 2)]
-        sync_rows(spark, cfg, batch(spark, changes, offset))
+        sync_rows(spark, cfg, change_rows(spark, changes, offset))
         offset += len(changes)
         assert len(marker_files(cfg.sink.path)) <= 2
     assert marker_keys(spark, cfg.sink.path) == {'{"id":1}', '{"id":2}', '{"id":3}'}
@@ -176,9 +169,9 @@ def test_marker_files_are_consolidated_newest_per_key(spark, tmp_path, monkeypat
 
     # an older change to key 1 (between its two deletes) stays deleted; one newer than the last delete comes back
     late = [change("u", 1, {"id": 1, "v": "late"}, 1500), change("u", 3, {"id": 3, "v": "new"}, 9000)]
-    assert sync_rows(spark, cfg, batch(spark, late, offset)).totals()["upserted"] == 2
+    assert sync_rows(spark, cfg, change_rows(spark, late, offset)).totals()["upserted"] == 2
     want = by_key([{"id": 3, "v": "new"}], ["id"])
-    assert both(spark, cfg.sink.path) == [want, want]
+    assert both(spark, cfg.sink.path) == (want, want)
 
 
 def test_a_runs_batch_writes_its_markers_unlooked_and_a_replay_looks_first(spark, tmp_path):
@@ -189,18 +182,18 @@ def test_a_runs_batch_writes_its_markers_unlooked_and_a_replay_looks_first(spark
     changes = [change("c", 1, {"id": 1, "v": "a"}, 1001), change("c", 2, {"id": 2, "v": "b"}, 1002),
                change("d", 1, None, 1003)]
     want = by_key([{"id": 2, "v": "b"}], ["id"])
-    sync_rows(spark, cfg, batch(spark, changes, 0))
+    sync_rows(spark, cfg, change_rows(spark, changes, 0))
     assert len(marker_files(cfg.sink.path)) == 1
     # each file is whole once it appears: no job marker, no staging folder left beside it
     assert not {"_SUCCESS", "_temporary"} & {p.name for p in Path(markers_path(cfg.sink.path)).iterdir()}
     # the same range again as a run reads it after a crash before its commit: new to the run, markers written again
-    sync_rows(spark, cfg, batch(spark, changes, 0))
+    sync_rows(spark, cfg, change_rows(spark, changes, 0))
     assert len(marker_files(cfg.sink.path)) == 2 and marker_keys(spark, cfg.sink.path) == {'{"id":1}'}
-    assert both(spark, cfg.sink.path) == [want, want]
+    assert both(spark, cfg.sink.path) == (want, want)
     # a replay of an applied range finds its markers written: nothing added
-    sync_rows(spark, cfg, batch(spark, changes, 0), mode=CommitMode.REPLAY)
+    sync_rows(spark, cfg, change_rows(spark, changes, 0), mode=CommitMode.REPLAY)
     assert len(marker_files(cfg.sink.path)) == 2
-    assert both(spark, cfg.sink.path) == [want, want]
+    assert both(spark, cfg.sink.path) == (want, want)
 
 
 def test_an_earlier_versions_marker_table_is_moved_into_the_folder(spark, tmp_path):
@@ -211,7 +204,7 @@ def test_an_earlier_versions_marker_table_is_moved_into_the_folder(spark, tmp_pa
                                    **{"sink.primary_key": ["id"]}))
     first = [change("c", 1, {"id": 1, "v": "a"}, 1000), change("c", 2, {"id": 2, "v": "b"}, 1100),
              change("d", 1, None, 5000)]
-    sync_rows(spark, cfg, batch(spark, first, 0))
+    sync_rows(spark, cfg, change_rows(spark, first, 0))
     # what an earlier version left: the same markers in a Hudi table at <path>_cdcsync_deletes, no folder
     legacy = cfg.sink.path + deletes.LEGACY_SUFFIX
     spec = hudi.TableSpec(legacy, "t" + deletes.LEGACY_SUFFIX, "COPY_ON_WRITE", [deletes.KEY], [], [hudi.ORDER],
@@ -220,9 +213,9 @@ def test_an_earlier_versions_marker_table_is_moved_into_the_folder(spark, tmp_pa
     shutil.rmtree(markers_path(cfg.sink.path))
 
     late = [change("u", 1, {"id": 1, "v": "late"}, 3000)]  # older than the delete the legacy table remembers
-    sync_rows(spark, cfg, batch(spark, late, len(first)))
+    sync_rows(spark, cfg, change_rows(spark, late, len(first)))
     want = by_key([{"id": 2, "v": "b"}], ["id"])
-    assert both(spark, cfg.sink.path) == [want, want]
+    assert both(spark, cfg.sink.path) == (want, want)
     assert marker_keys(spark, cfg.sink.path) == {'{"id":1}'}
     assert not hudi.table_exists(spark, legacy), "the legacy table is gone once its markers moved"
 
@@ -233,7 +226,7 @@ def test_markers_follow_a_custom_ordering_column_that_widens(spark, tmp_path):
                                    **{"sink.primary_key": ["id"], "sink.ordering_field": "ver"}))
     first = [change("c", 1, {"id": 1, "ver": 1}, 1000), change("c", 2, {"id": 2, "ver": 1}, 1100),
              change("u", 1, {"id": 1, "ver": 2}, 1200), change("d", 1, {"id": 1, "ver": 2}, 1300)]
-    sync_rows(spark, cfg, batch(spark, first, 0))
+    sync_rows(spark, cfg, change_rows(spark, first, 0))
     folder = markers_path(cfg.sink.path)
     written = spark.read.parquet(folder)
     assert written.schema["_cdc_order"].dataType.simpleString() == "bigint"
@@ -241,16 +234,16 @@ def test_markers_follow_a_custom_ordering_column_that_widens(spark, tmp_path):
     written.select("_cdc_key", written["_cdc_order"].cast("double")).write.mode("append").parquet(folder)
     # ver widens to DOUBLE: a late change to key 1 older than its delete stays out, a newer one to key 2 lands
     late = [change("u", 1, {"id": 1, "ver": 1.5}, 1400), change("u", 2, {"id": 2, "ver": 2.5}, 1500)]
-    assert sync_rows(spark, cfg, batch(spark, late, len(first))).totals()["upserted"] == 2
+    assert sync_rows(spark, cfg, change_rows(spark, late, len(first))).totals()["upserted"] == 2
     want = by_key([{"id": 2, "ver": 2.5}], ["id"])
-    assert both(spark, cfg.sink.path) == [want, want]
+    assert both(spark, cfg.sink.path) == (want, want)
     assert len(marker_files(cfg.sink.path)) == 1
     assert spark.read.parquet(folder).schema["_cdc_order"].dataType.simpleString() == "double"
     # a re-create of key 1 newer than its (BIGINT) marker comes back
     again = [change("c", 1, {"id": 1, "ver": 4.5}, 1600)]
-    sync_rows(spark, cfg, batch(spark, again, len(first) + len(late)))
+    sync_rows(spark, cfg, change_rows(spark, again, len(first) + len(late)))
     want = by_key([{"id": 1, "ver": 4.5}, {"id": 2, "ver": 2.5}], ["id"])
-    assert both(spark, cfg.sink.path) == [want, want]
+    assert both(spark, cfg.sink.path) == (want, want)
 
 
 def test_a_first_load_skips_the_join_with_its_own_markers_and_a_later_batch_does_not(spark, tmp_path):
@@ -308,8 +301,8 @@ def test_a_batch_reads_only_the_markers_at_least_as_new_as_its_oldest_change(spa
 
     created = [at("c", k, "a", 1000 + k) for k in range(1, 3001)]
     dropped = [at("d", k, None, 10_000 + k) for k in range(1, 2001)]  # 2,000 markers, oldest first
-    sync_rows(spark, cfg, batch(spark, created, 0))
-    sync_rows(spark, cfg, batch(spark, dropped, len(created)))
+    sync_rows(spark, cfg, change_rows(spark, created, 0))
+    sync_rows(spark, cfg, change_rows(spark, dropped, len(created)))
     groups = pq.ParquetFile(next(Path(markers_path(cfg.sink.path)).glob("*.parquet"))).metadata
     spans = [(groups.row_group(i).column(1).statistics.min, groups.row_group(i).column(1).statistics.max)
              for i in range(groups.num_row_groups)]
@@ -319,12 +312,12 @@ def test_a_batch_reads_only_the_markers_at_least_as_new_as_its_oldest_change(spa
     # the oldest of these changes is newer than all deletes but the last 51 (of keys 1950-2000)
     newer = [at("u", k, "b", 11_950 - 2500 + k) for k in range(2500, 2601)]
     reads.clear()
-    sync_rows(spark, cfg, batch(spark, newer, offset))
+    sync_rows(spark, cfg, change_rows(spark, newer, offset))
     assert 51 <= _scanned(reads[-1]) <= 400, "the newest row groups only, not 2,000 markers"
 
     late = [at("u", 10, "late", 5_000), at("u", 2700, "c", 30_000)]
     reads.clear()
-    sync_rows(spark, cfg, batch(spark, late, offset + len(newer)))
+    sync_rows(spark, cfg, change_rows(spark, late, offset + len(newer)))
     assert _scanned(reads[-1]) >= 1990, "a change older than the deletes reads the markers from its own on"
     got = [{k: r[k] for k in ("id", "v")} for r in spark_rows(spark, cfg.sink.path)]
     want = by_key([{"id": k, "v": "b" if 2500 <= k <= 2600 else "c" if k == 2700 else "a"} for k in range(2001, 3001)],

@@ -5,18 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.engine.helpers import hudi_rs_rows, run_once, spark_rows, write_config
+from tests.integration.engine.helpers import hudi_rs_rows, operations, run_once, spark_rows, write_config
 
 pytestmark = pytest.mark.integration
-
-
-def operations(spark, path: str) -> list[str]:
-    """The write operation of each completed instant: a compaction is COMPACT (it completes as a commit, as a first
-    load's bulk_insert does)."""
-    from cdcsync.sinks.hudi import _meta_client
-
-    tl = _meta_client(spark, path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
-    return [tl.readCommitMetadata(i).getOperationType().toString() for i in tl.getInstants()]
 
 
 # Hudi's bucket index: the compactor must not get the writer's index settings (a NullPointerException in Hudi)

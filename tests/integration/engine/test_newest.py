@@ -10,7 +10,15 @@ import json
 import pytest
 
 from cdcsync.config import load_config
-from tests.integration.engine.helpers import hudi_rs_rows, kafka_rows, marker_keys, spark_rows, sync_rows, write_config
+from tests.integration.engine.helpers import (
+    change_rows,
+    hudi_rs_rows,
+    marker_keys,
+    operations,
+    spark_rows,
+    sync_rows,
+    write_config,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -37,17 +45,6 @@ SECOND = [change("u", 2, "b0", 15),  # older than batch 1's delete: must not bri
           change("d", 3, "c2", 53), change("c", 3, "c3", 54)]  # deleted and back again
 
 
-def operations(spark, path: str) -> list[str]:
-    from cdcsync.sinks.hudi import _meta_client
-
-    tl = _meta_client(spark, path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
-    return [tl.readCommitMetadata(i).getOperationType().toString() for i in tl.getInstants()]
-
-
-def batch(spark, changes: list[tuple[str, str]], first_offset: int):
-    return kafka_rows(spark, [v for _, v in changes], keys=[k for k, _ in changes], first_offset=first_offset)
-
-
 def names(rows: list[dict]) -> dict:
     return {r["id"]: r["name"] for r in rows}
 
@@ -56,7 +53,7 @@ def names(rows: list[dict]) -> dict:
 def test_a_first_load_is_a_bulk_insert_with_the_upserts_final_state(spark, tmp_path, table_type):
     cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", table_type,
                                    **{"sink.primary_key": ["id"]}))
-    first = sync_rows(spark, cfg, batch(spark, FIRST, 0))
+    first = sync_rows(spark, cfg, change_rows(spark, FIRST, 0))
     assert first.totals()["upserted"] == 7 and first.totals()["deleted"] == 3
     want = {1: "a3", 3: "c2", 5: "e1"}
     assert names(spark_rows(spark, cfg.sink.path)) == want == names(hudi_rs_rows(cfg.sink.path))
@@ -64,7 +61,7 @@ def test_a_first_load_is_a_bulk_insert_with_the_upserts_final_state(spark, tmp_p
     assert marker_keys(spark, cfg.sink.path) == {
         '{"id":2}', '{"id":3}', '{"id":4}'}, "a first load's deletes leave their markers too"
 
-    second = sync_rows(spark, cfg, batch(spark, SECOND, len(FIRST)))
+    second = sync_rows(spark, cfg, change_rows(spark, SECOND, len(FIRST)))
     assert second.totals()["upserted"] == 5 and second.totals()["deleted"] == 3, "the ledger counts every change"
     want = {3: "c3", 5: "e3"}
     assert names(spark_rows(spark, cfg.sink.path)) == want == names(hudi_rs_rows(cfg.sink.path))
@@ -93,10 +90,10 @@ def test_a_large_upsert_writes_one_change_per_key_and_hudi_does_not_combine_agai
 def test_a_custom_ordering_fields_ties_go_to_the_later_log_position(spark, tmp_path):
     cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "COPY_ON_WRITE",
                                    **{"sink.primary_key": ["id"], "sink.ordering_field": "ver"}))
-    sync_rows(spark, cfg, batch(spark, [change("c", 1, "a1", 10, ver=1)], 0))
+    sync_rows(spark, cfg, change_rows(spark, [change("c", 1, "a1", 10, ver=1)], 0))
     # one ver, three changes: the one latest in the source's log wins, wherever Kafka holds it
     ties = [change("u", 1, "a3", 30, ver=2), change("u", 1, "a4", 40, ver=2), change("u", 1, "a2", 20, ver=2)]
-    sync_rows(spark, cfg, batch(spark, ties, 1))
+    sync_rows(spark, cfg, change_rows(spark, ties, 1))
     assert names(spark_rows(spark, cfg.sink.path)) == {1: "a4"} == names(hudi_rs_rows(cfg.sink.path))
 
 
@@ -104,7 +101,7 @@ def test_a_configured_write_operation_wins(spark, tmp_path):
     cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "COPY_ON_WRITE",
                                    **{"sink.primary_key": ["id"],
                                       "sink.options": {"hoodie.datasource.write.operation": "upsert"}}))
-    sync_rows(spark, cfg, batch(spark, FIRST, 0))
+    sync_rows(spark, cfg, change_rows(spark, FIRST, 0))
     assert names(spark_rows(spark, cfg.sink.path)) == {1: "a3", 3: "c2", 5: "e1"}
     assert operations(spark, cfg.sink.path) == ["UPSERT"]
 
@@ -125,11 +122,11 @@ def markers(spark, path: str) -> dict:
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_a_key_only_delete_under_a_custom_ordering_field_removes_the_row_it_follows(spark, tmp_path, table_type):
     cfg = ordered_by_ver(tmp_path, table_type)
-    sync_rows(spark, cfg, batch(spark, [change("c", 1, "a1", 10, ver=7), change("c", 2, "b1", 11, ver=7),
+    sync_rows(spark, cfg, change_rows(spark, [change("c", 1, "a1", 10, ver=7), change("c", 2, "b1", 11, ver=7),
                                         change("c", 3, "c1", 12, ver=7)], 0))
     # PostgreSQL's default replica identity: a delete carries the key only, no ver. Key 1's delete follows the
     # table's row; key 2's follows a change in its own batch, key 3 is deleted and created again after it
-    second = sync_rows(spark, cfg, batch(spark, [
+    second = sync_rows(spark, cfg, change_rows(spark, [
         change("d", 1, None, 20), change("u", 2, "b2", 21, ver=9), change("d", 2, None, 22),
         change("d", 3, None, 23), change("c", 3, "c2", 24, ver=8), change("d", 4, None, 25)], 3))
     assert second.totals()["deleted"] == 4 and second.totals()["bad"] == 0
@@ -137,7 +134,7 @@ def test_a_key_only_delete_under_a_custom_ordering_field_removes_the_row_it_foll
     # each placed delete leaves the value of the version it removed; key 4's removed nothing and leaves none
     assert markers(spark, cfg.sink.path) == {'{"id":1}': 7, '{"id":2}': 9, '{"id":3}': 7}
     # a late change older than the delete's version stays out; a newer one comes back
-    sync_rows(spark, cfg, batch(spark, [change("u", 1, "a0", 5, ver=6), change("u", 2, "b3", 30, ver=10)], 9))
+    sync_rows(spark, cfg, change_rows(spark, [change("u", 1, "a0", 5, ver=6), change("u", 2, "b3", 30, ver=10)], 9))
     assert names(spark_rows(spark, cfg.sink.path)) == {2: "b3", 3: "c2"} == names(hudi_rs_rows(cfg.sink.path))
 
 
@@ -145,17 +142,17 @@ def test_a_replayed_key_only_delete_leaves_a_later_version_of_its_key(spark, tmp
     from cdcsync.engine.model import CommitMode
 
     cfg = ordered_by_ver(tmp_path, "MERGE_ON_READ")
-    sync_rows(spark, cfg, batch(spark, [change("c", 1, "a1", 10, ver=1), change("d", 1, None, 20)], 0))
-    sync_rows(spark, cfg, batch(spark, [change("c", 1, "a2", 30, ver=2)], 2))
+    sync_rows(spark, cfg, change_rows(spark, [change("c", 1, "a1", 10, ver=1), change("d", 1, None, 20)], 0))
+    sync_rows(spark, cfg, change_rows(spark, [change("c", 1, "a2", 30, ver=2)], 2))
     assert names(spark_rows(spark, cfg.sink.path)) == {1: "a2"}
     # the first range again: its delete is older in the log than the table's row, which it must not remove
-    sync_rows(spark, cfg, batch(spark, [change("d", 1, None, 20)], 1), mode=CommitMode.REPLAY)
+    sync_rows(spark, cfg, change_rows(spark, [change("d", 1, None, 20)], 1), mode=CommitMode.REPLAY)
     assert names(spark_rows(spark, cfg.sink.path)) == {1: "a2"} == names(hudi_rs_rows(cfg.sink.path))
 
 
 def test_a_first_loads_key_only_delete_removes_what_precedes_it(spark, tmp_path):
     cfg = ordered_by_ver(tmp_path, "COPY_ON_WRITE")
-    sync_rows(spark, cfg, batch(spark, [change("c", 1, "a1", 10, ver=3), change("d", 1, None, 20),
+    sync_rows(spark, cfg, change_rows(spark, [change("c", 1, "a1", 10, ver=3), change("d", 1, None, 20),
                                         change("c", 2, "b1", 11, ver=3), change("d", 2, None, 21),
                                         change("c", 2, "b2", 31, ver=4)], 0))
     assert names(spark_rows(spark, cfg.sink.path)) == {2: "b2"} == names(hudi_rs_rows(cfg.sink.path))
@@ -164,11 +161,11 @@ def test_a_first_loads_key_only_delete_removes_what_precedes_it(spark, tmp_path)
 
 def test_an_upsert_without_its_ordering_value_is_a_bad_record(spark, tmp_path):
     cfg = ordered_by_ver(tmp_path, "MERGE_ON_READ")
-    sync_rows(spark, cfg, batch(spark, [change("c", 1, "a1", 10, ver=1)], 0))
+    sync_rows(spark, cfg, change_rows(spark, [change("c", 1, "a1", 10, ver=1)], 0))
     null_ver = change("u", 1, "a2", 20)
     null_ver = (null_ver[0], null_ver[1].replace('"ver": 0', '"ver": null'))
     seen = []
-    result = sync_rows(spark, cfg, batch(spark, [null_ver, change("c", 2, "b1", 21, ver=1)], 1),
+    result = sync_rows(spark, cfg, change_rows(spark, [null_ver, change("c", 2, "b1", 21, ver=1)], 1),
                        on_bad=lambda df, _b, _n: seen.extend(df.select("_kafka_offset", "_reason", "_reason_detail")
                                                              .collect()) or [])
     assert (result.totals()["bad"], result.totals()["upserted"]) == (1, 1)
@@ -184,6 +181,6 @@ def test_an_ordering_field_the_rows_do_not_have_is_refused_with_a_close_match(sp
     cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "COPY_ON_WRITE",
                                    **{"sink.primary_key": ["id"], "sink.ordering_field": "vers"}))
     with pytest.raises(ConfigError) as err:
-        sync_rows(spark, cfg, batch(spark, [change("c", 1, "a1", 10, ver=1)], 0))
+        sync_rows(spark, cfg, change_rows(spark, [change("c", 1, "a1", 10, ver=1)], 0))
     assert "sink.ordering_field = 'vers'" in err.value.message and "did you mean 'ver'" in err.value.message
     assert err.value.facts["key"] == "sink.ordering_field"

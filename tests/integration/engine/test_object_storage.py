@@ -6,9 +6,7 @@ exact, the restart taking over the dead run's S3 lock."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import time
 import uuid
 
 import pytest
@@ -88,20 +86,11 @@ def test_kill_minus_nine_on_object_storage_and_restart_stays_exact(s3_server, sp
         **s3_server.storage()})
     lock = prefix.removeprefix(f"s3a://{s3_server.bucket}/") + "/ckpt/writer.lock"
 
-    proc = cli.start("run", cfg, "--once", env={"CDCSYNC_FAULT": "after_write:1"})  # batch 1 committed, then killed
-    out, err = proc.communicate(timeout=300)
-    assert proc.returncode == -signal.SIGKILL, err[-3000:]
+    code, err = cli.run_killed("run", cfg, "--once", fault="after_write:1")  # batch 1 committed, then killed
+    assert code == -signal.SIGKILL, err[-3000:]
     assert lock in s3_server.keys(lock), "the killed run's lock stays on the store"
-    proc = cli.start("run", cfg, "--once")  # killed while Hudi writes batch 3
-    lines = []
-    for line in proc.stderr:
-        lines.append(line)
-        if "writing batch=3" in line:
-            time.sleep(2.0)
-            os.kill(proc.pid, signal.SIGKILL)
-            break
-    proc.communicate(timeout=300)
-    assert proc.returncode == -signal.SIGKILL, "".join(lines)[-3000:]
+    code, killed = cli.run_killed("run", cfg, "--once", kill_on="writing batch=3", delay=2.0)  # in Hudi's write
+    assert code == -signal.SIGKILL, killed[-3000:]
     done = cli.cdcsync("run", cfg, "--once", timeout=300)  # takes over the dead run's lock and finishes the topic
     assert done.returncode == 0, done.stderr[-3000:]
 
@@ -115,5 +104,5 @@ def test_kill_minus_nine_on_object_storage_and_restart_stays_exact(s3_server, sp
                                                 s3_server.reader_options()))
     assert side == list(range(n))
     replayed = capsys.readouterr()
-    for text in (done.stdout, done.stderr, "".join(lines), err, replayed.out, replayed.err):
+    for text in (done.stdout, done.stderr, killed, err, replayed.out, replayed.err):
         assert s3_server.secret_access_key not in text

@@ -26,9 +26,9 @@ from cdcsync.sinks import hudi
 from tests.cli import cdcsync as cli
 from tests.fixtures import cdc_cases
 from tests.integration.engine.helpers import (
-    by_key,
+    both,
+    completed_commits,
     expected_state,
-    hudi_rs_rows,
     produce_fixture,
     run_once,
     spark_rows,
@@ -49,20 +49,13 @@ def replay(config, spark, frm, to=None, into=None):
     return plan, r.run(plan)
 
 
-def both(spark, path) -> tuple[dict, dict]:
-    return by_key(spark_rows(spark, str(path)), ["id"]), by_key(hudi_rs_rows(str(path)), ["id"])
-
-
 def instants(spark, path, compactions: bool = True) -> list[str]:
-    tl = hudi._meta_client(spark, str(path)).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
-    return [i.requestedTime() for i in tl.getInstants()
-            if compactions or tl.readCommitMetadata(i).getOperationType().toString() != "COMPACT"]
+    return [t for t, md in completed_commits(spark, path)
+            if compactions or md.getOperationType().toString() != "COMPACT"]
 
 
 def commit_meta(spark, path, instant: str, key: str) -> str | None:
-    tl = hudi._meta_client(spark, str(path)).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
-    inst = next(i for i in tl.getInstants() if i.requestedTime() == instant)
-    return tl.readCommitMetadata(inst).getMetadata(key)
+    return next(md for t, md in completed_commits(spark, path) if t == instant).getMetadata(key)
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import pytest
 
 from cdcsync.engine import routing
 from cdcsync.sinks import hudi
-from tests.integration.engine.helpers import hudi_rs_rows, run_once, spark_rows
-from tests.integration.engine.test_crash_recovery import cdcsync
+from tests import cli
+from tests.integration.engine.helpers import completed_commits, hudi_rs_rows, run_once, spark_rows
 from tests.integration.engine.test_routing import canal, routed_config
 
 pytestmark = pytest.mark.integration
@@ -30,7 +30,7 @@ def test_kill_between_routed_tables_then_resume(spark, bootstrap, make_topic, pr
                         [{"source_table": r"db\.(a|b)", "sink_table": "t_<>"}], **{"run.max_records_per_batch": 10})
     db = tmp_path / "db"
 
-    code, err = cdcsync(cfg, fault="routed_between_tables:1")
+    code, err = cli.run_killed("run", cfg, "--once", fault="routed_between_tables:1")
     assert code == -9, err[-2000:]
     # the crash hit between the tables: t_a holds batch 1, t_b only batch 0, and the record says "writing"
     assert hudi.last_checkpoint(spark, str(db / "t_a"))["batch_id"] == 1
@@ -39,7 +39,7 @@ def test_kill_between_routed_tables_then_resume(spark, bootstrap, make_topic, pr
     assert progress["state"] == "writing" and progress["batch_id"] == 1
     assert progress["start"] == {topic: {0: 10}} and progress["end"] == {topic: {0: 20}}
 
-    code, err = cdcsync(cfg)
+    code, err = cli.run_killed("run", cfg, "--once")
     assert code == 0, err[-3000:]
     assert f"offsets={topic}/0:10" in err  # resumed at the start of the interrupted batch, not after it
     done = routing.read_progress(spark, str(tmp_path / "ckpt"))
@@ -56,14 +56,8 @@ def test_kill_between_routed_tables_then_resume(spark, bootstrap, make_topic, pr
 
 
 def batch_ids(spark, path: str) -> list[int]:
-    tl = hudi._meta_client(spark, path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
-    it = tl.getInstants().iterator()
-    out = []
-    while it.hasNext():
-        md = tl.readCommitMetadata(it.next())
-        if md.getMetadata(hudi.META_OFFSETS):
-            out.append(int(md.getMetadata(hudi.META_BATCH)))
-    return out
+    return [int(md.getMetadata(hudi.META_BATCH)) for _, md in completed_commits(spark, path)
+            if md.getMetadata(hudi.META_OFFSETS)]
 
 
 def test_default_route_takes_unmatched_tables(spark, bootstrap, make_topic, produce, tmp_path):

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.integration.engine.helpers import hudi_rs_rows, run_once, spark_rows, write_config
+from tests.integration.engine.helpers import completed_commits, hudi_rs_rows, run_once, spark_rows, write_config
 
 pytestmark = pytest.mark.integration
 
@@ -45,15 +45,8 @@ def test_new_column_and_int_to_fraction_evolve_without_restart(spark, bootstrap,
 
 def commit_metadata(spark, path: str, key: str) -> list:
     """`key` of every completed commit carrying cdcsync offsets, oldest first (the recorded schema history)."""
-    from cdcsync.sinks.hudi import _meta_client
-
-    tl = _meta_client(spark, path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
-    out, it = [], tl.getInstants().iterator()
-    while it.hasNext():
-        md = tl.readCommitMetadata(it.next())
-        if md.getMetadata("_cdcsync.offsets"):
-            out.append(md.getMetadata(key) or None)
-    return out
+    return [md.getMetadata(key) or None for _, md in completed_commits(spark, path)
+            if md.getMetadata("_cdcsync.offsets")]
 
 
 def test_incompatible_change_fails_before_committing(spark, bootstrap, make_topic, produce, tmp_path):

@@ -9,23 +9,11 @@ import pytest
 
 from cdcsync.config import load_config
 from cdcsync.errors import ConfigError
-
-BASE = """
-[source]
-bootstrap_servers = "localhost:9092"
-topics = ["t"]
-format = "canal-json"
-
-[sink]
-path = "/tmp/x"
-table_name = "t"
-"""
+from tests.configs import minimal, write
 
 
 def cfg(tmp_path, extra: str):
-    p = tmp_path / "config.toml"
-    p.write_text(BASE + extra)
-    return p
+    return write(tmp_path, minimal(fmt="canal-json") + extra)
 
 
 def test_routes_load_with_their_own_table_settings(tmp_path):
@@ -66,8 +54,8 @@ def test_a_route_inherits_sink_deletes_unless_it_sets_its_own(tmp_path):
 ])
 def test_bad_route_and_mask_settings_are_named(tmp_path, extra, needle):
     if extra.startswith("[sink]"):  # a second [sink] is a TOML error; patch the key in instead
-        p = tmp_path / "config.toml"
-        p.write_text(BASE.replace('table_name = "t"', 'table_name = "t"\nunrouted = "drop"'))
+        text = minimal(fmt="canal-json").replace('table_name = "t"', 'table_name = "t"\nunrouted = "drop"')
+        p = write(tmp_path, text)
         needle = "'sink.unrouted' is 'drop'"
     else:
         p = cfg(tmp_path, extra)
