@@ -47,6 +47,8 @@ def selected(spark, cfg, sel: Selection) -> DataFrame | None:
 class _StillBad:
     """The bad-record handler of a dead-letter replay: records still bad are collected, not dead-lettered again."""
 
+    policy = "collect"
+
     def __init__(self):
         self.rows: list[dict] = []
 

@@ -89,7 +89,7 @@ class Pipeline:
                 self._catalog.sync(name, routed_path(cfg.sink.path, name), changed)
         elif result.instant:
             self._catalog.sync(cfg.sink.table_name, cfg.sink.path, changed)
-        if result.totals()["bad"] and cfg.run.on_bad_record == "dead-letter":
+        if result.totals()["bad"] and self.on_bad.policy == "dead-letter":  # a replay's policy is not the config's
             spec = dead_letter.spec_for(cfg)
             self._catalog.sync(spec.table_name, spec.path, False)
 
