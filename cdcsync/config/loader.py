@@ -6,7 +6,6 @@ Every problem names the file and the key; unknown keys get the closest valid key
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import os
 import re
@@ -25,10 +24,10 @@ from cdcsync.config.model import (
     SourceConfig,
     StorageConfig,
 )
-from cdcsync.config.schema import CONFIG_SCHEMA, FREE_FORM
+from cdcsync.config.schema import FREE_FORM
+from cdcsync.config.validation import key_text, validate
 from cdcsync.errors import ConfigError
 from cdcsync.kafka import client_keys
-from cdcsync.secrets import is_secret_key
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -97,98 +96,14 @@ def _expand_env(value: Any, path: Path, trail: tuple) -> Any:
             name = m.group(1)
             if name not in os.environ:
                 raise ConfigError(
-                    f"{path}: {_key(trail)} refers to ${{{name}}}, which is not set in the environment",
+                    f"{path}: {key_text(trail)} refers to ${{{name}}}, which is not set in the environment",
                     hint=f"export {name}=… before running cdcsync",
-                    file=str(path), key=_key(trail),
+                    file=str(path), key=key_text(trail),
                 )
             return os.environ[name]
 
         return _ENV.sub(sub, value)
     return value
-
-
-def validate(data: dict, path: Path) -> None:
-    from jsonschema import Draft202012Validator
-
-    errors = sorted(Draft202012Validator(CONFIG_SCHEMA).iter_errors(data), key=lambda e: list(map(str, e.path)))
-    if not errors:
-        return
-    lines = [_describe(e) for e in errors]
-    first_key = _key(tuple(errors[0].absolute_path)) or "(top level)"
-    raise ConfigError(
-        f"{path}: {len(lines)} problem{'s' if len(lines) > 1 else ''} in the configuration:\n  - "
-        + "\n  - ".join(lines),
-        hint="see the README section 'Configuration' for every key",
-        file=str(path), key=first_key, problems=lines,
-    )
-
-
-def _describe(err) -> str:
-    trail = tuple(err.absolute_path)
-    where = _key(trail)
-    v = err.validator
-    if v == "additionalProperties":
-        schema = err.schema
-        known = sorted(schema.get("properties", {}))
-        extra = [k for k in err.instance if k not in schema.get("properties", {}) and not _pattern_ok(schema, k)]
-        prefixes = [p.strip("^\\").replace("\\.", ".") for p in schema.get("patternProperties", {})]
-        out = []
-        for k in extra:
-            full = _key((*trail, k))
-            close = difflib.get_close_matches(k, known, n=1, cutoff=0.6)
-            valid = ", ".join(known) + "".join(f", or keys starting with '{p}'" for p in prefixes)
-            tip = f"; did you mean '{_key((*trail, close[0]))}'?" if close else f"; valid keys here: {valid}"
-            out.append(f"unknown key '{full}'{tip}")
-        return "; ".join(out)
-    if v == "required":
-        missing = err.message.split("'")[1]
-        return f"missing required key '{_key((*trail, missing))}'"
-    if v == "oneOf" and trail == ("source",):
-        return "[source] needs exactly one of 'topics' or 'topic_pattern'"
-    if v == "oneOf" and trail == ("catalog",):
-        return ("[catalog] needs exactly one of 'metastore_uri' (a Hive metastore, thrift://host:9083) or "
-                "'metastore_dir' (an embedded one on this machine)")
-    if v == "enum":
-        allowed = err.validator_value
-        close = difflib.get_close_matches(str(err.instance), [str(a) for a in allowed], n=1, cutoff=0.5)
-        tip = f" (did you mean '{close[0]}'?)" if close else ""
-        return f"'{where}' is {_safe(trail, err.instance)}, expected one of {', '.join(map(str, allowed))}{tip}"
-    if v == "type":
-        want = err.validator_value
-        want = " or ".join(want) if isinstance(want, list) else want
-        got = f"{type(err.instance).__name__} {_safe(trail, err.instance)}"
-        return f"'{where}' must be {_article(want)} {want}, not {got}"
-    if v == "pattern":
-        return f"'{where}' = {_safe(trail, err.instance)} does not match the expected form {err.validator_value}"
-    return f"'{where}': {err.message}"
-
-
-def _pattern_ok(schema: dict, key: str) -> bool:
-    return any(re.search(p, key) for p in schema.get("patternProperties", {}))
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1] in "aeiou" else "a"
-
-
-def _safe(trail: tuple, value: Any) -> str:
-    """The value for a message, unless it could hold a secret: under a secret key, a table or list (its members'
-    keys are not looked at), or text that names one (a JAAS line, `password=`)."""
-    if isinstance(value, (dict, list)) or any(is_secret_key(p) for p in trail if isinstance(p, str)) or \
-            (isinstance(value, str) and is_secret_key(value)):
-        return "(hidden)"
-    return repr(value)
-
-
-def _key(trail: tuple) -> str:
-    out = ""
-    for part in trail:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:  # dotted free-form keys (hoodie.x.y) are quoted, as TOML would need them
-            name = f'"{part}"' if "." in str(part) else str(part)
-            out += f".{name}" if out else name
-    return out
 
 
 def _build(d: dict, path: Path) -> Config:
