@@ -34,10 +34,10 @@ MEANING = {
     ExitCode.WARNINGS: "probe: checks passed with warnings only; status: lag or commit age beyond `--max-lag` / "
                        "`--max-age`",
     ExitCode.USAGE: "bad command-line usage (unknown option, missing argument)",
-    ExitCode.BAD_RECORD: 'run: a bad record with `on_bad_record = "fail"` (nothing of that batch committed), or more '
-                         "than `max_bad_records`; infer-schema: no sampled record decodes",
+    ExitCode.BAD_RECORD: 'run, replay-from-offset: a bad record with `on_bad_record = "fail"` (nothing of that batch '
+                         "committed), or more than `max_bad_records`; infer-schema: no sampled record decodes",
     ExitCode.TOPIC_MISSING: "run / replay: a configured topic does not exist; probe `--topic`: the topic is missing; "
-                            "infer-schema: a topic is missing or empty",
+                            "infer-schema: a topic is missing or empty, or the header filter left nothing",
     ExitCode.DNS: "a host name does not resolve (bootstrap or advertised listener)",
     ExitCode.UNREACHABLE: "nothing answers at host:port (TCP), or the brokers cannot be reached",
     ExitCode.INTERNAL: "a bug in cdcsync: please report it with the log",

@@ -49,8 +49,8 @@ def infer_schema(
 
     stdout carries only the schema (a table, JSON Schema 2020-12, Spark DDL, or a schema.columns TOML block);
     progress and warnings go to stderr. Reads from the beginning of each partition without a consumer group and
-    never commits or creates topics. Exit 66 when a topic is missing or holds no records, 65 when no sampled
-    record decodes, 79 when the data contradicts a declared type.
+    never commits or creates topics. Exit 66 when a topic is missing or holds no records (or the config's header
+    filter leaves none), 65 when no sampled record decodes, 79 when the data contradicts a declared type.
     """
     from cdcsync.formats import FORMATS
 
@@ -105,6 +105,7 @@ class _Source:
         self.client_kwargs: dict = {}
         self.schema_config = None
         self.file: Path | None = None
+        self.config: Path | None = None  # the config file, when one was given
         self.header_filter: str | None = None  # the config's: records for other consumers are not sampled
         self.filtered = 0  # records the header filter left out
         self.masks: list = []  # the config's [[mask]]: their columns' examples are never shown
@@ -122,7 +123,7 @@ class _Source:
             s.config_source = src
             s.client_kwargs = for_clients(src.properties, f"{config} [source.properties]")[0].kafka_python_kwargs()
             s.schema_config = cfg.schema
-            s.header_filter, s.masks = src.header_filter, cfg.masks
+            s.config, s.header_filter, s.masks = config, src.header_filter, cfg.masks
         s.servers = servers or s.servers
         if topics:
             s.topics, s.pattern = list(topics), None
@@ -224,7 +225,7 @@ def _infer(src: _Source, options, max_records: int, timeout: float):
 
     reporter = make_reporter()
     decoder = src.decoder()
-    inferrer = SchemaInferrer(options)
+    inferrer = SchemaInferrer(options, masked=frozenset(m.column for m in src.masks))
     read, bad, examples = 0, Counter(), []
     reporter.info(f"sampling {src.describe()} ({src.format}, up to {max_records} records per partition)")
     for coord, key, value in src.records(max_records, timeout, reporter.warn):
@@ -248,9 +249,10 @@ def _infer(src: _Source, options, max_records: int, timeout: float):
     reporter.event("sampled", records=read, bad=sum(bad.values()), bad_reasons=dict(bad),
                    skipped=dict(inferrer.skipped), filtered=src.filtered, tables=list(tables))
     if read == 0 and src.filtered:
-        raise CdcsyncError(f"no records to infer a schema from: source.header_filter left out all {src.filtered} "
-                           f"records sampled from {src.describe()}", hint="check source.header_filter against the "
-                           "records' headers", exit_code=ExitCode.TOPIC_MISSING)
+        raise CdcsyncError(f"no records to infer a schema from: {src.config}: source.header_filter left out all "
+                           f"{src.filtered} records sampled from {src.describe()}", hint="check source.header_filter "
+                           "against the records' headers", exit_code=ExitCode.TOPIC_MISSING,
+                           file=str(src.config), key="source.header_filter")
     if read == 0:
         raise CdcsyncError(f"no records to infer a schema from: {src.describe()} is empty",
                            hint="produce some records first, or point at a topic that has them",
@@ -263,16 +265,15 @@ def _infer(src: _Source, options, max_records: int, timeout: float):
 
 
 def _masked(tables: dict, masks: list) -> dict:
-    """The tables as run stores them under [[mask]]: a masked column's example hidden, its type and nullability
-    what the mask writes. Masks name target tables and these are source tables: a column any mask names is masked."""
-    from cdcsync.config.model import MASKED_TEXT
+    """The tables as run stores them under [[mask]]: a masked column's type and nullability what the mask writes (the
+    inferrer kept its values out of examples and messages). Masks name target tables and these are source tables: a
+    column any mask names is masked."""
     from cdcsync.schema.types import STRING
 
     for table in tables.values():
         for m in masks:
             c = table.columns.get(m.column)
             if c is not None:
-                c.example = MASKED_TEXT if c.example is not None else None
                 c.type = STRING if m.stores_text and c.type is not None else c.type
                 c.nullable = c.nullable or not m.stores_text  # a NULL redaction stores only nulls
     return tables

@@ -51,11 +51,14 @@ def bad_error(sample: dict) -> DecodeError:
     )
 
 
-def check_budget(cfg, bad_so_far: int) -> None:
+def check_budget(cfg, bad_so_far: int, dead_lettered: bool) -> None:
+    """Past run.max_bad_records, stop; `dead_lettered`: the bad records went to the dead-letter table (not skipped)."""
     limit = cfg.run.max_bad_records
     if limit is not None and bad_so_far > limit:
+        where = "inspect them with 'cdcsync dead-letter list'" if dead_lettered else \
+            "the warnings above name where the first ones were"
         raise DecodeError(
             f"{bad_so_far} bad records so far, more than run.max_bad_records = {limit}; "
             "stopped after committing the batch that crossed it",
-            hint="inspect them with 'cdcsync dead-letter list', fix the source, then run again",
+            hint=f"{where}, fix the source, then run again",
         )

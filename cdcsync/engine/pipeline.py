@@ -78,6 +78,11 @@ class Pipeline:
             self._reads = RangeReads(self.spark, self.cfg.source)
         return self._reads
 
+    @property
+    def dead_letters(self) -> bool:
+        """Does this pipeline's bad-record handler dead-letter? (A replay's skips, whatever the config says.)"""
+        return getattr(self.on_bad, "policy", None) == "dead-letter"
+
     def register_tables(self, result: BatchResult) -> None:
         """[catalog]: the tables this batch wrote, registered by name (again when their columns changed)."""
         cfg = self.cfg
@@ -89,7 +94,7 @@ class Pipeline:
                 self._catalog.sync(name, routed_path(cfg.sink.path, name), changed)
         elif result.instant:
             self._catalog.sync(cfg.sink.table_name, cfg.sink.path, changed)
-        if result.totals()["bad"] and self.on_bad.policy == "dead-letter":  # a replay's policy is not the config's
+        if result.totals()["bad"] and self.dead_letters:
             spec = dead_letter.spec_for(cfg)
             self._catalog.sync(spec.table_name, spec.path, False)
 

@@ -69,9 +69,10 @@ class Summary:
 
 
 def sync(pipe, source: BatchSource, summary: Summary) -> Summary:
-    """Land every batch `source` yields; the summary counts them. [run]'s budgets hold for every source: past
-    max_bad_records the loop stops after the batch that crossed it, and it waits so that the records read stay
-    under max_records_per_second on average."""
+    """Land every batch `source` yields; the summary counts them. [run]'s budgets hold for run and the replays alike
+    (a dead-letter replay turns max_bad_records off, and its one batch needs no pacing): past max_bad_records the loop
+    stops after the batch that crossed it, and it waits so that the records read stay under max_records_per_second
+    on average."""
     t0 = time.monotonic()
     rate = pipe.cfg.run.max_records_per_second
     for batch in source.batches():
@@ -82,7 +83,7 @@ def sync(pipe, source: BatchSource, summary: Summary) -> Summary:
         summary.add(result)
         pipe.heartbeat(every_s=0)
         source.committed(result, time.monotonic() - t)
-        bad_records.check_budget(pipe.cfg, summary.totals["bad"])
+        bad_records.check_budget(pipe.cfg, summary.totals["bad"], pipe.dead_letters)
         if rate:
             source.pause(summary.totals["messages"] / rate - (time.monotonic() - t0))
     summary.seconds = round(time.monotonic() - t0, 3)

@@ -42,8 +42,9 @@ CONSUMER = frozenset({
 })
 LIBRDKAFKA = frozenset({"ssl.ca.location", "sasl.username", "sasl.password", "ssl.certificate.location",
                         "ssl.key.location", "enable.ssl.certificate.verification"})
-# consumer names Spark's Kafka source sets or forbids, and what a config sets instead
+# consumer names cdcsync or Spark's Kafka source sets, or Spark forbids, and what a config sets instead
 MANAGED = {
+    "bootstrap.servers": "set source.bootstrap_servers, which both the offset planner and Spark's read use",
     "group.id": "set source.group_id: the group cdcsync commits each batch's offsets to, for lag monitoring",
     "enable.auto.commit": "remove it: a batch's offsets are committed with its rows, in the Hudi commit",
     "key.deserializer": "remove it: Spark reads keys as bytes; source.key_format decodes them",
@@ -58,7 +59,7 @@ def check(props: dict, path) -> None:
     for name in props:
         where = dict(key=f'source.properties."{name}"', file=str(path))
         if name in MANAGED:
-            raise ConfigError(f"{path}: [source.properties] {name} is Spark's Kafka source's to set",
+            raise ConfigError(f"{path}: [source.properties] {name} is set by cdcsync or Spark's Kafka source",
                               hint=MANAGED[name], **where)
         if name in CONSUMER or name in LIBRDKAFKA:
             continue

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from cdcsync.config.model import MASKED_TEXT
 from cdcsync.errors import SchemaError
 from cdcsync.formats.base import Change, Coord
 from cdcsync.formats.vocabulary import SKIP, UPSERT
@@ -50,8 +51,10 @@ class _Table:
 
 
 class SchemaInferrer:
-    def __init__(self, options: InferOptions | None = None):
+    def __init__(self, options: InferOptions | None = None, masked: frozenset[str] = frozenset()):
+        """`masked`: the columns a [[mask]] names, whose values reach no example, warning or error."""
         self.options = options or InferOptions()
+        self._masked = masked
         self._declared = self.options.columns
         self._flatten = self.options.flatten_nested_columns
         self._as_string = self.options.primitive_as_string
@@ -98,7 +101,7 @@ class SchemaInferrer:
             c.samples += 1
             c.kinds.add(type(v))
             if c.example is None:
-                c.example, c.coord = v, coord
+                c.example, c.coord = (MASKED_TEXT if col in self._masked else v), coord
             if c.saturated:
                 continue
             origin = c.origin
@@ -113,8 +116,8 @@ class SchemaInferrer:
             elif origin == HINT:
                 if not fits(c.type, v):
                     new = widen(c.type, text_type(v, True, False))
-                    self.warnings.append(f"{t.name}.{col}: value {v!r} at {coord} does not parse as the hinted "
-                                         f"{c.type}; inferring {new}")
+                    self.warnings.append(f"{t.name}.{col}: value {self._value(col, v)} at {coord} does not parse as "
+                                         f"the hinted {c.type}; inferring {new}")
                     c.type = new
                     c.saturated = new == STRING
 
@@ -174,10 +177,14 @@ class SchemaInferrer:
                     table=t.name, column=name, paths=[list(known), list(p)])
             yield name, v
 
+    def _value(self, col: str, v) -> str:
+        """A value as a message shows it: ***masked*** in a masked column."""
+        return MASKED_TEXT if col in self._masked else _short(v)
+
     def _mismatch(self, t: _Table, c: _Col, seen: ColumnType | None, v, coord: Coord | None,
                   envelope: bool = False) -> SchemaError:
         where = str(coord) if coord else "a sampled record"
-        what = f"the message schema declares {seen}" if envelope else f"has {seen} (value {_short(v)})"
+        what = f"the message schema declares {seen}" if envelope else f"has {seen} (value {self._value(c.name, v)})"
         return SchemaError(
             f"{t.name}: column '{c.name}' is declared {c.type} in schema.columns but {where} {what}",
             hint=f"declare a type that holds {seen} (e.g. {widen(c.type, seen)}) or remove schema.columns.{c.name}",

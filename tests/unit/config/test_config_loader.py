@@ -43,8 +43,9 @@ GOOD = minimal()
                   'specific_offsets = "0:42"'), ["source.specific_offsets: cannot read '0:42'"]),
     (GOOD + '[source.properties]\n"security.protocl" = "SSL"\n',
      ["[source.properties] security.protocl is not a Kafka consumer property; did you mean security.protocol?"]),
-    (GOOD + '[source.properties]\n"group.id" = "mine"\n', ["group.id is Spark's Kafka source's to set",
+    (GOOD + '[source.properties]\n"group.id" = "mine"\n', ["group.id is set by cdcsync or Spark's Kafka source",
                                                            "set source.group_id"]),
+    (GOOD + '[source.properties]\n"bootstrap.servers" = "other:9092"\n', ["set source.bootstrap_servers"]),
     (GOOD + '[spark]\n"spak.executor.memory" = "2g"\n', ["unknown key 'spark.\"spak.executor.memory\"'",
                                                           "or keys starting with 'spark.'"]),
 ])

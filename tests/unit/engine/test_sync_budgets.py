@@ -18,11 +18,11 @@ from cdcsync.kafka.offsets import Offsets
 
 
 class _Pipe:
-    """Lands each batch as `per_batch` messages, `bad` of them bad."""
+    """Lands each batch as `per_batch` messages, `bad` of them bad; `dead_letters`: its handler's, a replay's skips."""
 
-    def __init__(self, run: RunConfig, bad: int = 0, per_batch: int = 100):
+    def __init__(self, run: RunConfig, bad: int = 0, per_batch: int = 100, dead_letters: bool = True):
         self.cfg = SimpleNamespace(run=run)
-        self.bad, self.per_batch = bad, per_batch
+        self.bad, self.per_batch, self.dead_letters = bad, per_batch, dead_letters
 
     def sync_once(self, batch):
         counts = {"messages": self.per_batch, "upserted": self.per_batch - self.bad, "deleted": 0, "skipped": 0,
@@ -63,6 +63,10 @@ def test_past_max_bad_records_the_loop_stops_after_the_batch_that_crossed_it():
         _run(_Pipe(RunConfig(checkpoint_dir="/c", max_bad_records=5), bad=2), source)
     assert source.landed == [0, 1, 2] and err.value.exit_code == ExitCode.BAD_RECORD
     assert "6 bad records so far, more than run.max_bad_records = 5" in err.value.message
+    assert "dead-letter list" in err.value.hint
+    with pytest.raises(DecodeError) as err:  # a replay's skipped records are in no dead-letter table
+        _run(_Pipe(RunConfig(checkpoint_dir="/c", max_bad_records=5), bad=2, dead_letters=False), _Source(5))
+    assert "dead-letter" not in err.value.hint and "warnings above" in err.value.hint
 
 
 def test_without_a_budget_every_batch_lands_and_nothing_pauses():

@@ -148,3 +148,11 @@ def test_a_masked_column_shows_no_example_and_the_type_run_stores(tmp_path, line
     assert (cols["email"]["type"], cols["email"]["example"]) == ("STRING", "***masked***")  # a hash is text
     assert (cols["age"]["type"], cols["age"]["example"], cols["age"]["nullable"]) == ("BIGINT", "***masked***", True)
     assert (cols["id"]["type"], cols["id"]["example"]) == ("BIGINT", 1)
+
+
+def test_a_masked_column_s_value_stays_out_of_a_declared_type_s_error(tmp_path, lines):
+    extra = '[schema.columns]\nssn = "BIGINT"\n\n[[mask]]\ncolumn = "ssn"\nmethod = "hash"\nsalt_env = "T_INFER_SALT"\n'
+    p = cdcsync("infer-schema", config(tmp_path, extra=extra), "--from-file", lines({"id": 1, "ssn": "123-45-6789"}),
+                env={"T_INFER_SALT": "pepper"}, timeout=60, jvm_free=True)
+    assert p.returncode == 79 and "column 'ssn' is declared BIGINT" in p.stderr, p.stderr
+    assert "123-45-6789" not in p.stdout + p.stderr and "***masked***" in p.stderr
