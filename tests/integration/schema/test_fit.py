@@ -63,7 +63,7 @@ def _misfits(env, cols: list[Col]) -> int:
     return fit.with_typed_parse(env, cols).where(fit.misfit(cols)).count()
 
 
-@settings(_SETTINGS, max_examples=12)  # three Spark jobs an example: 25 took ~70 s
+@settings(_SETTINGS, max_examples=6)  # three Spark jobs an example, each example checked: 12 took ~50 s
 @given(table=_COLS, data=st.data())
 def test_a_batch_that_fits_its_first_rows_columns_infers_to_exactly_them(spark, table, data):
     first = data.draw(_fitting_rows(table))
@@ -74,7 +74,7 @@ def test_a_batch_that_fits_its_first_rows_columns_infers_to_exactly_them(spark, 
     assert infer_batch_columns(env, "json").columns == sampled
 
 
-@_SETTINGS
+@settings(_SETTINGS, max_examples=10)  # two Spark jobs an example, each example checked: 25 took ~45 s
 @given(table=_COLS, data=st.data())
 def test_a_batch_that_fits_the_tables_columns_changes_none_of_them(spark, table, data):
     cols = [Col(n, t) for n, t in table]
