@@ -1,7 +1,9 @@
 """Fault injection for the crash tests: CDCSYNC_FAULT="<point>:<batch>" kills this process with SIGKILL at that
 point of that batch, exactly as `kill -9` would; "<point>:<batch>:TERM" sends SIGTERM to its whole process group
 instead, as a service manager's stop does; "<point>:<batch>:STALL" hangs there (a stuck loop).
-Points: before_write, after_write (Hudi committed, nothing else done). Unset in production: one dict lookup.
+Points: before_write, after_write (Hudi committed, nothing else done), routed_between_tables (one routed table
+committed, the next not yet), routed_before_done (every routed table committed, the run-level record not
+yet). Unset in production: one dict lookup.
 "write:<batch>:TRANSIENT<n>" makes the first n Hudi writes of that batch fail as an unreachable object store does
 (a HoodieIOException caused by a SocketTimeoutException, thrown in the JVM); "write:<batch>:TERMINAL" fails them
 all with a plain HoodieException."""
