@@ -26,6 +26,7 @@ class ExitCode(IntEnum):
     SCHEMA_INCOMPATIBLE = 79
     LEDGER_MISMATCH = 80
     CONCURRENT_WRITER = 81
+    DATA_LOSS = 82
     INTERRUPTED = 130
 
 
@@ -34,8 +35,9 @@ MEANING = {
     ExitCode.WARNINGS: "probe: checks passed with warnings only; status: lag or commit age beyond `--max-lag` / "
                        "`--max-age`",
     ExitCode.USAGE: "bad command-line usage (unknown option, missing argument)",
-    ExitCode.BAD_RECORD: 'run, replay-from-offset: a bad record with `on_bad_record = "fail"` (nothing of that batch '
-                         "committed), or more than `max_bad_records`; infer-schema: no sampled record decodes",
+    ExitCode.BAD_RECORD: 'run, replay-from-offset: a bad record with `on_bad_record = "fail"`, or a truncate with '
+                         '`on_truncate = "fail"` (nothing of that batch committed), or more than `max_bad_records`; '
+                         "infer-schema: no sampled record decodes",
     ExitCode.TOPIC_MISSING: "run / replay: a configured topic does not exist; probe `--topic`: the topic is missing; "
                             "infer-schema: a topic is missing or empty, or the header filter left nothing",
     ExitCode.DNS: "a host name does not resolve (bootstrap or advertised listener)",
@@ -51,5 +53,7 @@ MEANING = {
     ExitCode.LEDGER_MISMATCH: "run: consumed ≠ written + dead-lettered + skipped; stopped to avoid losing data",
     ExitCode.CONCURRENT_WRITER: "run, replay-from-offset, dead-letter replay: another cdcsync process writes this "
                                 "table and no multi-writer lock is configured",
+    ExitCode.DATA_LOSS: "run: offsets the table still needs are gone from the topic (retention, delete-records, a "
+                        're-created topic) with `on_data_loss = "fail"`; stopped before reading the batch',
     ExitCode.INTERRUPTED: "stopped by a second SIGINT/SIGTERM before the batch in flight finished",
 }

@@ -109,6 +109,7 @@ class _Source:
         self.header_filter: str | None = None  # the config's: records for other consumers are not sampled
         self.filtered = 0  # records the header filter left out
         self.masks: list = []  # the config's [[mask]]: their columns' examples are never shown
+        self.primary_key: list[str] | None = None  # the config's [sink]: decides whether a tombstone deletes
 
     @classmethod
     def build(cls, config, servers, topics, fmt, from_file, csv_columns) -> _Source:
@@ -124,6 +125,7 @@ class _Source:
             s.client_kwargs = for_clients(src.properties, f"{config} [source.properties]")[0].kafka_python_kwargs()
             s.schema_config = cfg.schema
             s.config, s.header_filter, s.masks = config, src.header_filter, cfg.masks
+            s.primary_key = cfg.sink.primary_key
         s.servers = servers or s.servers
         if topics:
             s.topics, s.pattern = list(topics), None
@@ -155,7 +157,7 @@ class _Source:
         if self.csv_columns:
             src = replace(src, csv_columns=self.csv_columns)
         registry = RegistryClient(src.registry()) if src.schema_registry_url else None  # over HTTP: still no JVM
-        return decoder_for(src, registry)
+        return decoder_for(src, registry, self.primary_key)
 
     def records(self, max_records: int, timeout: float, warn):
         if self.file is not None:

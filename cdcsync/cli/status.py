@@ -18,8 +18,9 @@ def status(
                                   "many seconds (or there is none)."),
     commits: int = typer.Option(5, "--commits", min=1, help="How many recent commits to show."),
 ):
-    """Committed offsets, lag, last commit, recent commits, pending compactions, dead letters and the writer of the
-    config's tables; exit 1 past --max-lag / --max-age. Reads the Hudi timeline directly: starts no JVM."""
+    """Committed offsets, lag, last commit, recent commits, pending compactions, dead letters, offset gaps gone past
+    (on_data_loss = "skip") and the writer of the config's tables; exit 1 past --max-lag / --max-age. Reads the
+    Hudi timeline directly: starts no JVM."""
     from cdcsync.config import load_config
     from cdcsync.engine.status import status as table_status
     from cdcsync.exit_codes import ExitCode
@@ -57,6 +58,8 @@ def _problems(st: dict, max_lag: int | None, max_age: float | None) -> list[str]
 
 
 def _print(st: dict) -> None:
+    from cdcsync.kafka.offsets import Gap
+
     echo = typer.echo
     echo(f"{st['table']} ({st['table_type']}) from {st['config']}")
     behind = ", ".join(f"{tp}: {n}" for tp, n in sorted(st["lag"].items()))
@@ -80,6 +83,8 @@ def _print(st: dict) -> None:
             echo(f"    compaction   {len(t['pending_compactions'])} pending (oldest {t['pending_compactions'][0]})")
         if t["inflight_writes"]:
             echo(f"    inflight     {', '.join(t['inflight_writes'])} (rolled back by the next run)")
+    for g in map(Gap.from_json, st["data_loss"]):
+        echo(f"  data loss      {g.describe()} (gone past in batch {g.batch_id}, on_data_loss = \"skip\")")
     dl = st["dead_letters"]
     if dl:
         reasons = ", ".join(f"{r}: {n}" for r, n in dl["by_reason"].items())

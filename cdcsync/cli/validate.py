@@ -31,14 +31,16 @@ def validate(
         raise
     routes = [_route(cfg, r) for r in cfg.routes]
     masks = [{"column": m.column, "method": m.method, "tables": m.tables or ".*"} for m in cfg.masks]  # no secrets
+    tombstones = cfg.source.tombstone_mode(cfg.sink.primary_key)  # the format's default resolved, as run reads it
     if json_out:
         emit_json({"valid": True, "file": str(cfg.path), "table": cfg.sink.table_name, "format": cfg.source.format,
-                   "deletes": cfg.sink.deletes, "routes": routes, "unrouted": cfg.sink.unrouted if routes else None,
-                   "masks": masks})
+                   "deletes": cfg.sink.deletes, "tombstones": tombstones, "deleted_field": cfg.source.deleted_field,
+                   "routes": routes, "unrouted": cfg.sink.unrouted if routes else None, "masks": masks})
         return
     if not routes:
+        flag = f", rows flagged by {cfg.source.deleted_field} deleted" if cfg.source.deleted_field else ""
         typer.echo(f"{config}: valid ({cfg.source.format} → {cfg.sink.table_type} table '{cfg.sink.table_name}', "
-                   f"{cfg.sink.deletes} deletes)")
+                   f"{cfg.sink.deletes} deletes, tombstones: {tombstones}{flag})")
     else:
         other = (f"'{cfg.sink.table_name}'" if cfg.sink.unrouted == "default" else "skipped (counted)")
         typer.echo(f"{config}: valid ({cfg.source.format} → {len(routes)} route(s); other tables: {other})")

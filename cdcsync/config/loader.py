@@ -27,6 +27,7 @@ from cdcsync.config.model import (
 from cdcsync.config.schema import FREE_FORM
 from cdcsync.config.validation import key_text, validate
 from cdcsync.errors import ConfigError
+from cdcsync.formats.vocabulary import FIELD_ROW_FORMATS
 from cdcsync.kafka import client_keys
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -129,6 +130,7 @@ def _build(d: dict, path: Path) -> Config:
                           file=str(path), key="source.specific_offsets")
     _check_kafka_addresses(source, path)
     source = _key_and_avro_settings(source, path)
+    _upsert_settings(source, sink_cfg, path)
     if source.header_filter:
         from cdcsync.kafka.header_filter import parse as parse_header_filter
 
@@ -168,6 +170,14 @@ def _refuse_unread(src: dict, sink: dict, routed: bool, path: Path) -> None:
             raise ConfigError(f"{path}: '{section}.{key}' is read only with {section}.{by} = '{value}', and "
                               f"{section}.{by} is '{now}'", file=str(path),
                               key=f"{section}.{key}", hint=f'set {by} = "{value}", or remove the key')
+    from cdcsync.formats.vocabulary import envelope_of
+
+    for key in ("unavailable_value_placeholder", "on_truncate"):  # read where Debezium's envelope is
+        fmt = src.get("format")
+        if key in src and envelope_of(fmt) != "debezium-json":
+            raise ConfigError(f"{path}: 'source.{key}' is read only for Debezium's change events (debezium-json, "
+                              f"avro, avro-confluent), and source.format is '{fmt}'", file=str(path),
+                              key=f"source.{key}", hint="remove the key")
     if "unrouted" in sink and not routed:
         raise ConfigError(f"{path}: 'sink.unrouted' says where the tables no [[route]] names go, and the config has "
                           "no [[route]]", file=str(path), key="sink.unrouted", hint="add [[route]] tables, or remove "
@@ -224,6 +234,38 @@ def _key_and_avro_settings(source: SourceConfig, path: Path) -> SourceConfig:
             files[key] = _avsc(Path(given_file) if Path(given_file).is_absolute() else path.parent / given_file,
                                key, path)
     return dataclasses.replace(source, **files)
+
+
+def _upsert_settings(source: SourceConfig, sink: SinkConfig, path: Path) -> None:
+    """tombstones = "delete" and deleted_field need rows (an envelope's own delete events delete) and a key that
+    names the row; refused where they could not apply, rather than left to skip or fail record by record."""
+    rows, keyed = source.carries_rows(), source.keyed(sink.primary_key)
+    kind = f"format = '{source.format}'" + (" (its .avsc is a Debezium envelope)" if source.format == "avro" else "")
+    fix_key = ('set source.key_fields = ["id"] (the key\'s fields that name the row)' if source.format == "raw" else
+               'set source.key_fields = ["id"] (columns read from the Kafka key) or sink.primary_key = ["id"] '
+               "(read from the key's JSON fields)")
+    problem = None
+    if source.tombstones == "delete" and rows is False:
+        problem = ("tombstones", f"{kind} carries its own delete events, and its tombstones follow them",
+                   'remove the key (tombstones are then skipped and counted) or set tombstones = "skip"')
+    elif source.tombstones == "delete" and not keyed:
+        problem = ("tombstones", "a tombstone deletes the row its Kafka key names, and no key is read", fix_key)
+    elif source.deleted_field and (source.format not in FIELD_ROW_FORMATS or rows is False):
+        problem = ("deleted_field", f"{kind}: the field marks deletes in flattened rows (json, csv, Avro rows), and "
+                   "this format's records are not such rows", "remove the key: the format's own delete events delete")
+    elif source.deleted_field and not keyed:
+        problem = ("deleted_field", "a flagged row deletes its key, and no key is read", fix_key)
+    elif source.deleted_field and source.deleted_field in (*(source.key_fields or ()), *(sink.primary_key or ()),
+                                                           sink.ordering_field):
+        problem = ("deleted_field", f"'{source.deleted_field}' is taken out of every row, and is also a key or "
+                   "ordering column", "name the flag field only in deleted_field")
+    elif source.format == "csv" and source.deleted_field and source.deleted_field not in (source.csv_columns or ()):
+        problem = ("deleted_field", f"'{source.deleted_field}' is not one of source.csv_columns",
+                   "add the field's name to csv_columns at its position")
+    if problem:
+        key, why, hint = problem
+        raise ConfigError(f"{path}: 'source.{key}' cannot apply: {why}", file=str(path), key=f"source.{key}",
+                          hint=hint)
 
 
 def _avsc(file: Path, key: str, path: Path) -> str:

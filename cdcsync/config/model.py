@@ -31,6 +31,11 @@ class SourceConfig:
     schema_registry_url: str | None = None
     schema_registry_user_info: str | None = field(default=None, repr=False)  # "user:password"
     schema_registry_ca_file: str | None = None
+    # Debezium's unavailable.value.placeholder: a TOASTed value an update did not carry (the table keeps its own)
+    unavailable_value_placeholder: str = "__debezium_unavailable_value"
+    tombstones: str | None = None  # "delete" | "skip"; None: the format's default (see tombstone_mode)
+    deleted_field: str | None = None  # flattened streams (ExtractNewRecordState): true/"true" marks a delete
+    on_truncate: str = "apply"  # Debezium op "t": "apply" | "skip" | "fail"
 
     def registry(self):
         """The schema registry the Avro formats read writer schemas from (None without one)."""
@@ -45,6 +50,32 @@ class SourceConfig:
         plain Avro."""
         file = self.key_avro_schema_file if key else self.avro_schema_file
         return Path(file).read_text(encoding="utf-8") if file else None
+
+    def carries_rows(self) -> bool | None:
+        """Are the values plain rows (True) or change envelopes with delete events of their own (False)? None for
+        avro-confluent: each record's writer schema, from the registry, says (a tombstone carries none)."""
+        from cdcsync.formats.avro_connect import is_envelope
+        from cdcsync.formats.vocabulary import ROW_FORMATS
+
+        if self.format == "avro-confluent":
+            return None
+        return self.format in ROW_FORMATS and not (self.format == "avro" and is_envelope(self.avsc()))
+
+    def keyed(self, primary_key: list[str] | None) -> bool:
+        """Can a record's Kafka key name its row: key_fields, or [sink] primary_key read from the key's fields (a
+        raw value has no fields, so only key_fields)?"""
+        return bool(self.key_fields or (primary_key and self.format != "raw"))
+
+    def tombstone_mode(self, primary_key: list[str] | None) -> str:
+        """What a keyed record with a null value does, "delete" or "skip": the one rule every command reads.
+        Unset, rows with a key delete; envelopes skip (their tombstone follows their own delete event);
+        avro-confluent deletes when key_fields or deleted_field say its records are rows."""
+        if self.tombstones:
+            return self.tombstones
+        rows = self.carries_rows()
+        if rows is None:
+            rows = bool(self.key_fields or self.deleted_field)
+        return "delete" if rows and self.keyed(primary_key) else "skip"
 
 
 @dataclass(frozen=True)
@@ -119,6 +150,7 @@ class RunConfig:
     source_unavailable_timeout: str = "5min"  # brokers gone mid-run: wait and retry this long, then exit 69
     write_retries: int = 3  # a batch whose Hudi write failed transiently is written again this many times
     log_level: str = "warn"  # Spark, Hudi and Kafka (JVM) loggers; warn keeps the known harmless notes quiet
+    on_data_loss: str = "fail"  # offsets the table still needs were removed from the topic: "fail" | "skip"
 
 
 @dataclass(frozen=True)

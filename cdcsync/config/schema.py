@@ -8,6 +8,9 @@ FORMATS = ["debezium-json", "canal-json", "maxwell-json", "json", "csv", "raw", 
 KEY_FORMATS = ["json", "avro", "avro-confluent"]  # how the Kafka key is read: JSON text, plain Avro, the wire format
 STARTUP_MODES = ["earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets"]
 DELETES = ["hard", "soft"]  # what a delete leaves in the table: nothing (plus a side marker), or the flagged row
+TOMBSTONES = ["delete", "skip"]  # a keyed record with a null value: deletes its key, or is skipped (counted)
+ON_TRUNCATE = ["apply", "skip", "fail"]  # a Debezium truncate (op "t"): empties its table, is skipped, or stops the run
+ON_DATA_LOSS = ["fail", "skip"]  # offsets the table still needs are gone from the topic: stop, or go on and record
 METADATA_COLUMNS = ["topic", "partition", "offset", "timestamp", "timestamp-type", "headers", "key"]
 
 _str_list = {"type": "array", "items": {"type": "string", "minLength": 1}}
@@ -41,6 +44,10 @@ SOURCE = {
         "schema_registry_url": {"type": "string", "pattern": r"^https?://\S+\Z"},
         "schema_registry_user_info": {"type": "string", "minLength": 1},
         "schema_registry_ca_file": {"type": "string", "minLength": 1},
+        "unavailable_value_placeholder": {"type": "string", "minLength": 1},
+        "tombstones": {"enum": TOMBSTONES},
+        "deleted_field": {"type": "string", "pattern": _NAME},
+        "on_truncate": {"enum": ON_TRUNCATE},
     },
     "oneOf": [{"required": ["topics"]}, {"required": ["topic_pattern"]}],
 }
@@ -113,6 +120,7 @@ RUN = {
         "source_unavailable_timeout": {"type": "string", "pattern": r"^\d+(\.\d+)?\s*(ms|s|m|min|h)$"},
         "write_retries": {"type": "integer", "minimum": 0, "maximum": 20},
         "log_level": {"enum": list(LOG_LEVELS)},
+        "on_data_loss": {"enum": ON_DATA_LOSS},
     },
 }
 

@@ -16,13 +16,15 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from cdcsync.engine import classify, deletes, ledger, masking, newest, type_conflicts
+from cdcsync.engine import classify, deletes, ledger, masking, newest, truncate, type_conflicts, unavailable
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
 from cdcsync.errors import ConfigError, SchemaError
 from cdcsync.formats import vocabulary
 from cdcsync.formats.spark import position
 from cdcsync.formats.spark.envelope import decode_envelope
+from cdcsync.formats.spark.upserts import with_upserts
+from cdcsync.formats.upserts import Upserts
 from cdcsync.kafka.header_filter import parse as parse_header_filter
 from cdcsync.schema.spark import fit, shape
 from cdcsync.schema.spark.columns import Col, schema_to_json, typed_row
@@ -46,15 +48,16 @@ class Route:
 def decode(pipe, batch: BatchInput) -> DataFrame:
     """Kafka read (or the given rows) → envelope, with the oversized and header-filter verdicts applied."""
     schemas = pipe.writer_schemas(batch)
-    build = partial(_decoded, pipe.cfg.source, schemas)
+    build = partial(_decoded, pipe.cfg.source, schemas, Upserts.of(pipe.cfg.source, pipe.cfg.sink.primary_key))
     if batch.rows is not None:
         return build(batch.rows)
     return pipe.kafka_reads.read(batch.start, batch.end, build, key=schemas)
 
 
-def _decoded(source, schemas, raw: DataFrame) -> DataFrame:
+def _decoded(source, schemas, upserts: Upserts, raw: DataFrame) -> DataFrame:
     env = decode_envelope(raw, source.format, source.csv_columns, source.csv_field_delimiter, schemas,
                           source.key_fields)
+    env = with_upserts(env, upserts, source.key_fields)  # tombstones and deleted_field of keyed rows
     if source.max_message_bytes:
         too_big = F.octet_length("_raw_value") > source.max_message_bytes
         env = env.withColumns({  # one projection: each plan step is analysed again over the whole plan
@@ -148,13 +151,27 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
     df = _lean(type_conflicts.relabel(classify.classified(df, pk, classify.schema_check(cfg), ordering), pins))
     df = df.persist(StorageLevel.MEMORY_AND_DISK)
     clock = _Stages()
+    toast = unavailable.cells(cols, pk) if unavailable.applies(cfg) else []
+    tallies = {unavailable.SEEN: unavailable.flag("_t", toast, cfg.source.unavailable_value_placeholder)} \
+        if toast else {}
+    if truncate.applies(cfg) and cfg.source.on_truncate != "skip":
+        tallies[truncate.APPLIED] = truncate.flag()
     try:
         _describe(pipe.spark, batch, "read, decode, type, classify and count (the one pass)")
-        counts, misfits = ledger.count_flagged(df, "_misfit")  # Spark is lazy: Kafka is read, decoded, typed here
+        # Spark is lazy: Kafka is read, decoded, typed here
+        counts, misfits = ledger.count_flagged(df, "_misfit", tallies)
         if misfits:
             return None
         clock.lap("read_decode")
         ledger.check(counts, batch)
+        if state.ordering == hudi.ORDERING and vocabulary.envelope_of(cfg.source.format) in position.BINLOG:
+            state.servers, state.runs = position.merge_runs(state.servers, position.server_switches(df))
+        new_truncates = {}
+        if any(c.get(truncate.APPLIED) for c in counts.values()):
+            if cfg.source.on_truncate == "fail":
+                truncate.refuse(df, batch.batch_id, cfg)
+            new_truncates = truncate.found(df, _order(state))
+        truncated = truncate.merged(state.truncated, new_truncates)
         if route and not route.write:
             return BatchResult(batch.batch_id, batch.start, batch.end, hudi.latest_instant(pipe.spark, state.spec.path),
                                counts)
@@ -166,15 +183,32 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
             samples = pipe.on_bad(bad, batch.batch_id, bad_total)
             clock.lap("dead_letter")
         good = masking.scrub_metadata(df.where(F.col("_class").isin("upserted", "deleted")), masks, cfg.source.format)
-        good = _table_rows(good, cfg, cols, masks, route, state.ordering)
+        if truncated:  # changes a truncate of their source table came after are gone (counted as applied)
+            good = truncate.drop_older(good, truncated, _order(state))
+        placeholders = any(c.get(unavailable.SEEN) for c in counts.values())
+        if placeholders:
+            good = good.withColumn(unavailable.PARTITION, unavailable.partition_of())
+        good = _table_rows(good, cfg, cols, masks, route, state)
+        if placeholders:
+            _describe(pipe.spark, batch, "values the changes did not carry (TOAST)")
+            good, lost = unavailable.fill(good, toast, state.spec, state.committed,
+                                          cfg.source.unavailable_value_placeholder)
+            for tp, n in lost.items():
+                counts[tp][unavailable.UNAVAILABLE] = n
+        if new_truncates and state.committed:
+            _describe(pipe.spark, batch, "rows a truncate removes")
+            good = good.unionByName(truncate.table_deletes(good, state.spec, new_truncates,
+                                                           route.source_column if route else None))
         to_write = sum(c["upserted"] + c["deleted"] for c in counts.values())
         pipe.reporter.event("writing", batch=batch.batch_id, table=state.spec.table_name, rows=to_write)
         maybe_crash("before_write", batch.batch_id)
         replayed_from = batch.start if pipe.mode is CommitMode.REPLAY else None
         meta = hudi.commit_metadata(batch.batch_id, batch.end, replayed_from, counts, schema_to_json(cols),
-                                    [c.describe() for c in changes]) | {
+                                    [c.describe() for c in changes]) | hudi.data_loss_metadata(batch.data_loss) | {
             hudi.META_ORDERING: state.ordering, hudi.META_TYPED_FROM: "rows" if found.from_rows else "schema",
-            hudi.META_INDEX: hudi.index_of(state.spec)}
+            hudi.META_INDEX: hudi.index_of(state.spec)} | ({hudi.META_SERVERS: state.servers} if state.servers else {})
+        if truncated:
+            meta[hudi.META_TRUNCATED] = truncate.to_json(truncated)
         if ordering and any(c["deleted"] for c in counts.values()):
             _describe(pipe.spark, batch, "deletes without an ordering value placed")
             good = newest.place_valueless(good, state.spec, state.committed)
@@ -190,6 +224,7 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
         if compactor:
             compactor.poke()
         state.columns, state.committed, state.schemaless = cols, True, found.from_rows
+        state.truncated = truncated
         return BatchResult(batch.batch_id, batch.start, batch.end, instant, counts, changes, samples,
                            stages=clock.seconds)
     finally:
@@ -239,9 +274,14 @@ class _Stages:
         self._t = now
 
 
-def _table_rows(df: DataFrame, cfg, cols: list[Col], masks: dict, route: Route | None, ordering: str) -> DataFrame:
-    data = [(masking.apply(F.col(f"_t.`{c.name}`"), masks[c.name]) if c.name in masks
-             else F.col(f"_t.`{c.name}`")).cast(c.type).alias(c.name) for c in cols]
+def _table_rows(df: DataFrame, cfg, cols: list[Col], masks: dict, route: Route | None,
+                state: TableState) -> DataFrame:
+    """The table's columns of each row. Rows that carry Debezium's unavailable value (their partition with them,
+    unavailable.PARTITION) keep it unmasked, to be filled (engine/unavailable.py)."""
+    carried = [unavailable.PARTITION] if unavailable.PARTITION in df.columns else []
+    placeholder = cfg.source.unavailable_value_placeholder if carried else None
+    data = [_masked(F.col(f"_t.`{c.name}`"), masks.get(c.name), placeholder).cast(c.type).alias(c.name)
+            for c in cols]
     if route and route.source_column:  # shards merged into one table: which source table each row came from
         data.append(F.col("_table").alias(route.source_column))
     metadata = cfg.source.metadata_columns
@@ -250,12 +290,23 @@ def _table_rows(df: DataFrame, cfg, cols: list[Col], masks: dict, route: Route |
         meta.append(F.col("_kafka_offset"))
     return df.select(
         *data, *meta,
-        _order(ordering).alias(hudi.ORDER),
+        _order(state).alias(hudi.ORDER),
         (F.col("_class") == "deleted").alias(hudi.DELETED),
+        *carried,
     )
 
 
-def _order(ordering: str):
-    if ordering == hudi.ORDERING_LEGACY:
+def _masked(value, mask, placeholder: str | None):
+    if mask is None:
+        return value
+    if placeholder is None:
+        return masking.apply(value, mask)
+    return F.when(unavailable.is_placeholder(value, placeholder), value.cast("string")).otherwise(
+        masking.apply(value, mask))
+
+
+def _order(state: TableState):
+    if state.ordering == hudi.ORDERING_LEGACY:
         return position.legacy_order(F.col("_ts_ms"), F.col("_kafka_offset"), F.col("_pos"))
-    return position.order(F.col("_position"), F.col("_kafka_partition"), F.col("_kafka_offset"), F.col("_pos"))
+    runs = state.runs if state.ordering == hudi.ORDERING else None  # ORDERING_LOG tables compare binlogs as before
+    return position.order(F.col("_position"), F.col("_kafka_partition"), F.col("_kafka_offset"), F.col("_pos"), runs)

@@ -13,6 +13,7 @@ from cdcsync.errors import ConfigError
 from cdcsync.formats import vocabulary
 from cdcsync.formats.spark.key_fields import key_object, key_text
 from cdcsync.schema.spark.columns import NAME, Col
+from cdcsync.sinks import hudi
 
 
 def resolve_primary_key(cfg, env: DataFrame, state: TableState) -> list[str]:
@@ -34,6 +35,8 @@ def resolve_primary_key(cfg, env: DataFrame, state: TableState) -> list[str]:
                .where(F.col("k").isNotNull() & (F.size("k") > 0)).first())
         if row:
             return list(row[0])
+    if state.committed and (kept := hudi.record_key_fields(env.sparkSession, state.spec.path)):
+        return kept  # a batch with no change that names the key (a truncate alone): the table's own key
     if fmt in ("debezium-json", "canal-json", "maxwell-json"):
         raise ConfigError(
             f"{cfg.path}: no primary key for table '{cfg.sink.table_name}': the {fmt} messages name none",

@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from cdcsync.engine.model import CLASSES, BatchResult
-from cdcsync.kafka.offsets import Offsets
+from cdcsync.kafka.offsets import Gap, Offsets
 
 _BATCH_BUCKETS = (0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600)
 
@@ -43,6 +43,11 @@ class RunMetrics:
                                             buckets=_BATCH_BUCKETS, registry=r)
         self.dead_letters = Counter("cdcsync_dead_letter_records", "Records written to the dead-letter table",
                                     ["table"], registry=r)
+        self.lost_records = Counter("cdcsync_data_loss_records", "Messages gone from Kafka before they were read, "
+                                    'gone past with on_data_loss = "skip"', ["topic", "partition"], registry=r)
+        self.lost_gaps = Counter("cdcsync_data_loss_gaps", 'Offset gaps gone past with on_data_loss = "skip" (a '
+                                 "re-created topic's counts one, its lost messages unknown)", ["topic", "partition"],
+                                 registry=r)
         self.schema_changes = Counter("cdcsync_schema_changes", "Column changes applied to the table",
                                       ["table"], registry=r)
         self.lag = Gauge("cdcsync_consumer_lag_messages", "Messages behind the partition's end offset",
@@ -105,6 +110,11 @@ class RunMetrics:
     def dead_lettered(self, n: int) -> None:
         if n:
             self.dead_letters.labels(self.table).inc(n)
+
+    def data_lost(self, gaps: list[Gap]) -> None:
+        for g in gaps:
+            self.lost_gaps.labels(g.topic, str(g.partition)).inc()
+            self.lost_records.labels(g.topic, str(g.partition)).inc(g.records)
 
     def lag_seen(self, committed: Offsets, latest: Offsets) -> None:
         now = time.time()

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from cdcsync.kafka.offsets import Offsets
+from cdcsync.kafka.offsets import Gap, Offsets
 from cdcsync.schema.spark.columns import Col
 from cdcsync.schema.spark.evolution import ColumnChange
 from cdcsync.sinks.hudi import ORDERING, TableSpec
@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 CLASSES = ("upserted", "deleted", "skipped", "bad")  # every record ends in exactly one
+# ledger counts beside the classes, kept only where non-zero: truncates applied (counted skipped: they carry no
+# row), rows that carried Debezium's unavailable-value placeholder, and those of them no earlier value could fill
+TALLIES = ("truncated", "placeholders", "unavailable")
 
 
 class CommitMode(Enum):
@@ -35,6 +38,10 @@ class TableState:
     ordering: str = ORDERING  # how this table's _cdc_order is built (sinks/hudi.py)
     committed: bool = True  # the table has a completed commit: False writes the next batch as a first load
     schemaless: bool = True  # the last batch's types came from its row images, not a schema it carried
+    truncated: dict[str, str] = field(default_factory=dict)  # source table -> its newest truncate's ordering value
+    # where MySQL servers' runs began ({stream: [[offset, server id], ...]}, position.py), kept in every commit
+    servers: dict[str, list[list[int]]] = field(default_factory=dict)
+    runs: dict[str, list[list[int]]] = field(default_factory=dict)  # those of the batch's streams (ORDERING only)
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,8 @@ class BatchInput:
     rows: DataFrame | None = None
     expect_messages: dict[str, int] | None = None  # {"topic/partition": n}, checked before anything is written
     redo: bool = False  # a routed batch cut short by a crash: tables whose newest commit is this batch are skipped
+    # every gap the run knows ([run] on_data_loss = "skip"), carried by each commit so archiving never hides one
+    data_loss: tuple[Gap, ...] = ()
 
 
 @dataclass
@@ -68,4 +77,7 @@ class BatchResult:
         for counts in self.ledger.values():
             for k in out:
                 out[k] += counts.get(k, 0)
+        for k in TALLIES:  # shown only where a batch had any
+            if n := sum(counts.get(k, 0) for counts in self.ledger.values()):
+                out[k] = n
         return out

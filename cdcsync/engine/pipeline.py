@@ -174,6 +174,8 @@ class Pipeline:
                 state.columns = schema_from_json(last["schema"])
                 state.ordering = last["ordering"]
                 state.schemaless = last["schemaless"]  # typed from a schema its records carried: no fit to try
+                state.truncated = last.get("truncated", {})
+                state.servers = last["servers"]  # a replay's side table starts from the run's, for the same values
             # a checkpoint of the table itself is a commit; without one, a replay may still have left one
             state.committed = (bool(last) and source == cfg.sink.path) or \
                 hudi.latest_instant(self.spark, cfg.sink.path) is not None

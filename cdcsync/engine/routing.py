@@ -17,13 +17,13 @@ from pyspark.sql import functions as F
 
 from cdcsync import jvm_errors
 from cdcsync.config.model import routed_path
-from cdcsync.engine import checkpoint, ledger, masking
+from cdcsync.engine import checkpoint, ledger, masking, truncate
 from cdcsync.engine.batch import Route, sync_table
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import BatchInput, BatchResult
 from cdcsync.errors import ConfigError
 from cdcsync.formats import vocabulary
-from cdcsync.kafka.offsets import Offsets
+from cdcsync.kafka.offsets import Gap, Offsets
 from cdcsync.schema.spark.columns import NAME
 from cdcsync.schema.spark.evolution import ColumnChange
 from cdcsync.sinks import hudi
@@ -96,11 +96,13 @@ def read_progress(spark, directory: str) -> dict | None:
     data = checkpoint.read_json(spark, directory, checkpoint.ROUTES_PROGRESS_FILE)
     if data is not None:
         data["start"], data["end"] = Offsets.from_json(data["start"]), Offsets.from_json(data["end"])
+        data["data_loss"] = tuple(Gap.from_json(g) for g in data.get("data_loss", ()))
     return data
 
 
 def write_progress(spark, directory: str, batch: BatchInput, state: str) -> None:
-    record = {"batch_id": batch.batch_id, "state": state, "start": batch.start.to_json(), "end": batch.end.to_json()}
+    record = {"batch_id": batch.batch_id, "state": state, "start": batch.start.to_json(), "end": batch.end.to_json(),
+              "data_loss": [g.to_json() for g in batch.data_loss]}  # run-wide: a batch may commit to no table
     checkpoint.write_json(spark, directory, checkpoint.ROUTES_PROGRESS_FILE, record)
 
 
@@ -113,9 +115,14 @@ def sync_routed(pipe, batch: BatchInput, env: DataFrame) -> BatchResult:
     or go to [sink]'s table as the default route; a record whose table cannot be told (undecodable) is bad when no
     default route takes it."""
     cfg = pipe.cfg
-    # a table with only skipped records in this batch (DDL, filtered) gets no commit: its key may be unknown
-    live = F.col("_target").isNotNull() & (F.col("_op").isin("u", "d") | F.col("_bad").isNotNull())
-    targets = sorted((r[1], r[0]) for r in env.where(live).select("_route", "_target").distinct().collect())
+    # a table with only skipped records in this batch (DDL, filtered) gets no commit: its key may be unknown; one
+    # with a truncate to apply does, once it has a commit (a table without one holds no rows to remove)
+    changed = F.col("_op").isin("u", "d") | F.col("_bad").isNotNull()
+    cut = truncate.flag() if truncate.applies(cfg) and cfg.source.on_truncate != "skip" else F.lit(False)
+    found = (env.where(F.col("_target").isNotNull() & (changed | cut)).groupBy("_route", "_target")
+             .agg(F.max(changed).alias("changed")).collect())
+    targets = sorted((r["_target"], r["_route"]) for r in found
+                     if r["changed"] or pipe.table_state(route_config(cfg, r["_route"], r["_target"])).committed)
     names = [n for n, _ in targets]
     idle = env.where(F.col("_target").isNotNull() & ~F.col("_target").isin(names)).select(
         "*", F.lit("skipped").alias("_class"), F.lit(None).cast("string").alias("_reason"),

@@ -22,8 +22,8 @@ from cdcsync.engine.planning import batch_budget, plan_end, seconds
 from cdcsync.engine.session import service_conf
 from cdcsync.engine.sync import Summary, idle, sync
 from cdcsync.errors import ConfigError, SourceError
-from cdcsync.kafka.offsets import Offsets
-from cdcsync.kafka.view import KafkaView, resolve_start, retriable
+from cdcsync.kafka.offsets import Gap, Offsets, lost_ranges
+from cdcsync.kafka.view import KafkaView, lost, resolve_start, retriable
 from cdcsync.sinks import dead_letter, hudi, timeline
 from cdcsync.sinks.compaction import ASYNC, INLINE, compaction_mode
 
@@ -37,6 +37,7 @@ class KafkaBatches:
         self.stop = False
         self._compactions_seen: set[str] | None = None
         self.summary: Summary | None = None
+        self.data_loss: tuple[Gap, ...] = ()  # the gaps known: carried by every commit (start() reads them back)
         self.t0 = time.monotonic()
 
     def start(self) -> None:
@@ -49,8 +50,10 @@ class KafkaBatches:
             last = rec and {"offsets": rec["end"] if done else rec["start"],
                             "batch_id": rec["batch_id"] - (0 if done else 1)}
             self.redo_end = None if not rec or done else rec["end"]
+            self.data_loss = rec["data_loss"] if rec else ()
         else:
             last = self.pipe.first_checkpoint(cfg.sink.path)
+            self.data_loss = last["data_loss"] if last else ()  # gaps earlier runs went past, carried on
         recorded, how_recorded = (last["offsets"] if last else None), None
         if not recorded:  # no commit yet: a start decided by an earlier run that read nothing still holds
             pending = checkpoint.read_start(spark, cfg.run.checkpoint_dir)
@@ -83,18 +86,17 @@ class KafkaBatches:
             self.latest = self.stop_at or self._through_outages(lambda: view.latest(self.topics))
             if self.latest is None:  # stopped while the brokers were away
                 return
-            new = sorted({t for t, parts in self.latest.items() for p in parts if start.get_offset(t, p) is None})
-            if new:  # partitions added mid-run start at their beginning
-                first = self._through_outages(partial(view.earliest, new))
-                if first is None:
-                    return
-                for t, p, o in first.entries():
-                    start.setdefault(t, {}).setdefault(p, o)
+            earliest = self._through_outages(partial(view.earliest, self.topics))  # after latest: every partition
+            if earliest is None:
+                return
+            for t, p, _ in self.latest.entries():  # partitions added mid-run start at their beginning
+                start.setdefault(t, {}).setdefault(p, earliest[t][p])
+            self._past_lost(start, earliest)  # before Spark reads: its failOnDataLoss would only say "offset gone"
             self.metrics.lag_seen(start, self.latest)
             end, redo = plan_end(start, self.latest, batch_budget(cfg.run)), self.redo_end is not None
             if redo:  # a routed batch cut short by a crash: the same range again
-                end = Offsets({t: {p: self.redo_end.get_offset(t, p, o) for p, o in ps.items()}
-                               for t, ps in start.items()})
+                end = Offsets({t: {p: max(o, self.redo_end.get_offset(t, p, o)) for p, o in ps.items()}
+                               for t, ps in start.items()})  # max: a start moved past lost offsets
                 self.redo_end = None
             if end == start:
                 if self.once:
@@ -102,9 +104,27 @@ class KafkaBatches:
                 self._sleep(seconds(cfg.run.trigger_interval))
                 continue
             self._t_batch = time.monotonic()
-            yield BatchInput(self.batch_id, start.copy(), end, redo=redo)
+            yield BatchInput(self.batch_id, start.copy(), end, redo=redo, data_loss=self.data_loss)
             if not self.once:
                 self._sleep(max(0.0, seconds(cfg.run.trigger_interval) - (time.monotonic() - self._t_batch)))
+
+    def _past_lost(self, start: Offsets, earliest: Offsets) -> None:
+        """[run] on_data_loss, for offsets `start` needs that the brokers no longer hold: "fail" stops the run before
+        the batch is read; "skip" moves `start` to the earliest offset, and the gap is reported and carried by
+        every commit from this batch on."""
+        gaps = [replace(g, batch_id=self.batch_id) for g in lost_ranges(start, earliest, self.latest)]
+        if not gaps:
+            return
+        cfg, reporter = self.pipe.cfg, self.pipe.reporter
+        if cfg.run.on_data_loss == "fail":
+            raise lost(gaps, cfg.path)
+        for g in gaps:
+            start[g.topic][g.partition] = g.to
+            reporter.warn(f'{g.describe()}; on_data_loss = "skip": going on from offset {g.to}, the gap recorded')
+            reporter.event("data_loss", batch=self.batch_id, topic=g.topic, partition=g.partition, lost_from=g.start,
+                           lost_to=g.to, records=g.records, reason=g.reason)
+        self.metrics.data_lost(gaps)
+        self.data_loss += tuple(gaps)
 
     def committed(self, result: BatchResult, took: float) -> None:
         self._commit_group(result.end)

@@ -1,6 +1,7 @@
 """`cdcsync status`: where a config's tables stand, read without a JVM: the Hudi timeline and commit metadata (what
 was committed, up to which offsets, when), the brokers' end offsets (lag), pending compactions, dead letters by
-reason, and the writer lock. What a cron job or a monitoring probe calls."""
+reason, offset gaps a run went past (on_data_loss = "skip"), and the writer lock. What a cron job or a monitoring
+probe calls."""
 
 from __future__ import annotations
 
@@ -20,12 +21,14 @@ def status(cfg, view, recent: int = 5) -> dict:
     now = dt.datetime.now(dt.UTC)
     files = storage.Files(cfg.storage)
     if cfg.routes:
-        committed = _routed_offsets(cfg, files)
+        committed, gaps = _routed_progress(cfg, files)
         tables = [_table(p, files, now, recent) for p in _hudi_tables_under(cfg.sink.path, files)]
     else:
         tables = [_table(cfg.sink.path, files, now, recent)]
         last = tables[0]["last_commit"]
-        committed = Offsets.from_json(last["offsets"]) if last else None
+        committed, gaps = (Offsets.from_json(last["offsets"]) if last else None), []
+    found = [*gaps, *(g for t in tables for g in t["data_loss"])]
+    gaps = {(g["topic"], g["partition"], g["from"], g["to"]): g for g in found}  # carried by many commits: once
     topics = view.resolve_topics(cfg.source.topics, cfg.source.topic_pattern)
     latest, earliest = view.latest(topics), view.earliest(topics)
     base = committed or Offsets()  # nothing committed yet: all that the topic holds is behind
@@ -35,6 +38,7 @@ def status(cfg, view, recent: int = 5) -> dict:
         "committed_offsets": committed.to_json() if committed else None,
         "end_offsets": latest.to_json(),
         "lag": lag, "lag_total": sum(lag.values()),
+        "data_loss": [gaps[k] for k in sorted(gaps)],
         "tables": tables,
         "dead_letters": _dead_letters(dead_letter_path(cfg), files),
         "writer": lock.read_holder(cfg.run.checkpoint_dir, files),
@@ -45,6 +49,7 @@ def _table(path: str, files: storage.Files, now: dt.datetime, recent: int) -> di
     tl = timeline.Timeline(path, files)
     last = tl.last_sync_commit()
     out = {"path": path, "exists": bool(tl.instants), "last_commit": None,
+           "data_loss": [g.to_json() for g in last.data_loss] if last else [],  # the newest commit carries them all
            "recent_commits": [_commit(c) for c in tl.commits(newest=recent)],
            "pending_compactions": [i.requested for i in tl.pending("compaction")],
            "inflight_writes": [i.requested for i in tl.pending(*timeline.WRITE_ACTIONS)]}
@@ -86,8 +91,9 @@ def _dead_letters(path: str, files: storage.Files) -> dict | None:
             "replayed": replayed}
 
 
-def _routed_offsets(cfg, files: storage.Files) -> Offsets | None:
-    """A routed config's offsets are run-wide: the progress record beside the tables (engine.routing)."""
+def _routed_progress(cfg, files: storage.Files) -> tuple[Offsets | None, list[dict]]:
+    """A routed config's offsets and offset gaps are run-wide: the progress record beside the tables
+    (engine.routing)."""
     import json
 
     path = f"{cfg.run.checkpoint_dir.rstrip('/')}/{ROUTES_PROGRESS_FILE}"
@@ -96,8 +102,8 @@ def _routed_offsets(cfg, files: storage.Files) -> Offsets | None:
             rec = json.loads(files.read(p) or b"")
         except (OSError, ValueError):
             continue
-        return Offsets.from_json(rec["end"] if rec["state"] == "done" else rec["start"])
-    return None
+        return Offsets.from_json(rec["end"] if rec["state"] == "done" else rec["start"]), rec.get("data_loss", [])
+    return None, []
 
 
 def _hudi_tables_under(sink_path: str, files: storage.Files) -> list[str]:

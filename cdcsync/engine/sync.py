@@ -11,7 +11,7 @@ from typing import Protocol
 
 from cdcsync.engine import bad_records
 from cdcsync.engine.faults import maybe_crash
-from cdcsync.engine.model import BatchInput, BatchResult
+from cdcsync.engine.model import TALLIES, BatchInput, BatchResult
 from cdcsync.errors import SinkError
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.sinks import timeline
@@ -53,7 +53,7 @@ class Summary:
     def add(self, r: BatchResult) -> None:
         self.batches += 1
         for k, v in r.totals().items():
-            self.totals[k] += v
+            self.totals[k] = self.totals.get(k, 0) + v  # a tally (model.TALLIES) appears once a batch had one
         if r.instant:
             self.instants.append(r.instant)
         self.schema_changes += [c.describe() for c in r.changes]
@@ -63,6 +63,9 @@ class Summary:
                 acc = into.setdefault(name, dict.fromkeys(_COUNTS, 0))
                 for k in acc:
                     acc[k] += c[k]
+                for k in TALLIES:
+                    if c.get(k):
+                        acc[k] = acc.get(k, 0) + c[k]
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)

@@ -5,6 +5,7 @@ from cdcsync.formats import avro, canal, debezium, delimited, maxwell, plain_jso
 from cdcsync.formats.base import BadRecord, Change, Coord, Decoder
 from cdcsync.formats.key_fields import KeyedDecoder
 from cdcsync.formats.state import final_state
+from cdcsync.formats.upserts import Upserts
 
 _REGISTRY = {
     "debezium-json": debezium.DebeziumDecoder,
@@ -27,9 +28,10 @@ def get_decoder(fmt: str, **options) -> Decoder:
     return _REGISTRY[fmt](**options)
 
 
-def decoder_for(src, registry=None) -> Decoder:
-    """The decoder a [source] reads with, its key included (key_format, key_fields); `registry`: a RegistryClient
-    for the avro-confluent sides."""
+def decoder_for(src, registry=None, primary_key: list[str] | None = None) -> Decoder:
+    """The decoder a [source] reads with, its key included (key_format, key_fields) and the deletes of keyed rows
+    (tombstones, deleted_field; `primary_key`: [sink]'s, which decides the tombstones' default); `registry`: a
+    RegistryClient for the avro-confluent sides."""
     options = {"max_bytes": src.max_message_bytes}
     if src.format == "csv":
         options.update(columns=src.csv_columns, field_delimiter=src.csv_field_delimiter)
@@ -39,7 +41,8 @@ def decoder_for(src, registry=None) -> Decoder:
         options["registry"] = registry
     value = get_decoder(src.format, **{k: v for k, v in options.items() if v is not None})
     read_key = avro.key_reader(src.key_format, src.avsc(key=True), registry)
-    return KeyedDecoder(value, read_key, src.key_fields) if read_key or src.key_fields else value
+    upserts = Upserts.of(src, primary_key)
+    return KeyedDecoder(value, read_key, src.key_fields, upserts) if read_key or src.key_fields or upserts else value
 
 
 __all__ = ["FORMATS", "BadRecord", "Change", "Coord", "Decoder", "KeyedDecoder", "decoder_for", "get_decoder",

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cdcsync.formats.base import BadRecord, Change, load_json
+from cdcsync.formats.upserts import Upserts, flattened, tombstone_delete
 from cdcsync.formats.vocabulary import DELETE, UPSERT
 
 KeyReader = Callable[[bytes], bytes | None]  # key bytes → JSON text (None: a key that does not decode)
@@ -25,15 +26,19 @@ def key_row(key: bytes | None) -> dict | None:
 
 
 class KeyedDecoder:
-    """A value decoder that reads the key with `read_key` (None: the key's bytes are its JSON text) and takes the
-    columns `key_fields` from it."""
+    """A value decoder that reads the key with `read_key` (None: the key's bytes are its JSON text), takes the
+    columns `key_fields` from it, and reads deletes of keyed rows as `upserts` says (formats/upserts.py)."""
 
-    def __init__(self, decoder, read_key: KeyReader | None = None, key_fields: list[str] | None = None):
+    def __init__(self, decoder, read_key: KeyReader | None = None, key_fields: list[str] | None = None,
+                 upserts: Upserts | None = None):
         self.decoder, self.read_key, self.key_fields = decoder, read_key, list(key_fields or [])
+        self.upserts = upserts or Upserts()
         self.name = decoder.name
 
     def parse(self, value: bytes | None, key: bytes | None = None) -> list[Change]:
         text = self.read_key(key) if self.read_key is not None and key is not None else key
+        if value is None and self.upserts.tombstones:
+            return tombstone_delete(key_row(text), self.key_fields)
         changes = self.decoder.parse(value, text)
         if self.key_fields:
             row = key_row(text) or {}
@@ -41,4 +46,6 @@ class KeyedDecoder:
             for c in changes:
                 if c.op in (UPSERT, DELETE) and c.row is not None and given:
                     c.row = {**given, **c.row}
+        if self.upserts.deleted_field:
+            changes = [flattened(c, self.upserts.deleted_field) for c in changes]
         return changes

@@ -24,6 +24,13 @@ def envelope_of(fmt: str) -> str:
     return _DECODED_AS.get(fmt, fmt)
 SPARK_OP = MappingProxyType({UPSERT: "u", DELETE: "d", SKIP: "s"})
 
+# Topics of plain rows: formats whose value is the row itself ("avro" when its .avsc is not a Debezium envelope;
+# "avro-confluent" record by record), as opposed to change envelopes that carry their own delete events.
+ROW_FORMATS = ("json", "csv", "raw", "avro")
+FIELD_ROW_FORMATS = ("json", "csv", "avro", "avro-confluent")  # rows with named fields: [source] deleted_field
+TOMBSTONE_DELETE = "delete"  # [source] tombstones: a keyed null value deletes its key (Flink's upsert-kafka)
+DELETED_TEXT = "true"  # deleted_field's value that marks a delete: JSON true, or this text (Debezium writes "true")
+
 # Why a record is skipped: counted in the ledger, never written, never dead-lettered.
 TOMBSTONE = "tombstone"
 DDL = "ddl"
@@ -37,7 +44,8 @@ UNROUTED = "unrouted"
 SKIP_REASONS = MappingProxyType({
     TOMBSTONE: "a null value: log compaction's delete marker (Debezium sends one after each delete)",
     DDL: "a schema change (Canal/Maxwell DDL, a Debezium schema-change event): it carries no row",
-    TRUNCATE: "Debezium op 't' or Canal TRUNCATE: the Hudi table is NOT truncated (delete its rows yourself)",
+    TRUNCATE: "Debezium op 't' (applied to the table by [source] on_truncate, default \"apply\") or Canal TRUNCATE "
+              "(no log position to apply it by: the table keeps its rows)",
     HEARTBEAT: "a Debezium heartbeat ({\"ts_ms\": …} only) or a Canal MHEARTBEAT: liveness, no row",
     TRANSACTION: "Debezium transaction metadata (status BEGIN/END) or a Canal GTID/XA marker: no row",
     MESSAGE: "a Debezium logical-decoding message (op 'm'): no row",
@@ -114,7 +122,7 @@ DEBEZIUM = Envelope(
     # Postgres, SQL Server, Oracle, Db2 name a schema too: db.schema.table, as Debezium's own topic names do
     ("source.db", "source.schema", "source.table"), None, "after", "before",
     ("source.file", "source.pos", "source.row", "source.lsn", "source.commit_lsn", "source.change_lsn",
-     "source.event_serial_no", "source.scn"),
+     "source.event_serial_no", "source.scn", "source.server_id", "source.name"),  # server, connector: position.py
 )
 # Debezium events without `op` that carry no row; any other op-less value is bad (missing_field).
 DBZ_TRANSACTION_STATUS = ("BEGIN", "END")  # in `status`
@@ -133,6 +141,6 @@ CANAL_DDL_FLAG = "isDdl"  # true: a DDL whatever its type says
 MAXWELL = Envelope(
     "maxwell-json", "Maxwell", "type", frozenset({"insert", "update", "bootstrap-insert"}), frozenset({"delete"}),
     MappingProxyType({"bootstrap-start": BOOTSTRAP_MARKER, "bootstrap-complete": BOOTSTRAP_MARKER, "ddl": DDL}),
-    ("database", "table"), "primary_key_columns", "data", "data", ("position", "xoffset"),
+    ("database", "table"), "primary_key_columns", "data", "data", ("position", "xoffset", "server_id"),
     MappingProxyType({"table-": DDL, "database-": DDL}),
 )

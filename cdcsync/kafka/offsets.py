@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
 from cdcsync.errors import ConfigError
 
@@ -63,6 +64,59 @@ class Offsets(dict):
     def range_text(self, end: Offsets) -> str:
         """[self, end) for messages: "topic/0: 10..13; topic/1: 0..4"."""
         return "; ".join(f"{t}/{p}: {self.get_offset(t, p)}..{o}" for t, p, o in end.entries())
+
+
+BELOW_EARLIEST = "below_earliest"  # retention or kafka-delete-records removed offsets the table had not read
+ABOVE_END = "above_end"  # the table's next offset is past the partition's end: the topic was re-created
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Offsets a run went past without reading ([run] on_data_loss = "skip"): reading jumped from `start` (the
+    table's next offset) to `to` (the partition's earliest offset), in the batch `batch_id`."""
+
+    topic: str
+    partition: int
+    start: int
+    to: int
+    reason: str  # BELOW_EARLIEST | ABOVE_END
+    batch_id: int | None = None
+
+    @property
+    def records(self) -> int:
+        """Messages known lost: those below the earliest offset; past the end of a re-created topic, none known."""
+        return max(0, self.to - self.start)
+
+    def describe(self) -> str:
+        if self.reason == ABOVE_END:
+            return (f"{self.topic}/{self.partition}: the table's next offset {self.start} is past the partition's "
+                    f"end (the topic was re-created or truncated); its earliest offset is {self.to}")
+        return (f"{self.topic}/{self.partition}: offsets {self.start}..{self.to - 1} ({self.records} message(s)) "
+                f"are gone; the earliest offset is now {self.to}")
+
+    def to_json(self) -> dict:
+        return {"topic": self.topic, "partition": self.partition, "from": self.start, "to": self.to,
+                "reason": self.reason, "batch_id": self.batch_id}
+
+    @classmethod
+    def from_json(cls, d: Mapping) -> Gap:
+        return cls(d["topic"], int(d["partition"]), int(d["from"]), int(d["to"]), d.get("reason", BELOW_EARLIEST),
+                   None if d.get("batch_id") is None else int(d["batch_id"]))
+
+
+def lost_ranges(start: Offsets, earliest: Offsets, latest: Offsets) -> list[Gap]:
+    """The partitions whose next offset in `start` the brokers no longer hold: below the earliest offset, or past
+    the end; partitions the brokers do not list are not judged here."""
+    out = []
+    for t, p, off in Offsets(start).entries():
+        lo, hi = earliest.get_offset(t, p), latest.get_offset(t, p)
+        if lo is None or hi is None:
+            continue
+        if off < lo:
+            out.append(Gap(t, p, off, lo, BELOW_EARLIEST))
+        elif off > hi:
+            out.append(Gap(t, p, off, lo, ABOVE_END))
+    return out
 
 
 def parse_specific_offsets(spec: str, where: str = "source.specific_offsets") -> dict[int, int]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from cdcsync.errors import CdcsyncError, ConfigError, SourceError, TopicMissingError
 from cdcsync.exit_codes import ExitCode
-from cdcsync.kafka.offsets import Offsets, parse_specific_offsets
+from cdcsync.kafka.offsets import Gap, Offsets, parse_specific_offsets
 from cdcsync.kafka.security import Security
 
 
@@ -182,7 +182,8 @@ def _nest(flat) -> Offsets:
 def resolve_start(source, view: KafkaView, topics: list[str], recorded: Offsets | None) -> tuple[Offsets, str]:
     """Where a run starts, with the reference connector's precedence. Returns (offsets, how it was decided).
 
-    1. offsets recorded in the table's Hudi commits win; partitions new since then start at earliest;
+    1. offsets recorded in the table's Hudi commits win; partitions new since then start at earliest; recorded
+       offsets the brokers no longer hold are judged before each batch by [run] on_data_loss (`lost`);
     2. else startup_mode; group-offsets falls back to auto.offset.reset, and stops when that is unset;
        specific-offsets falls back to group offsets for partitions it does not list.
     """
@@ -190,7 +191,7 @@ def resolve_start(source, view: KafkaView, topics: list[str], recorded: Offsets 
     latest = view.latest(topics)
     if recorded:
         out = Offsets({t: {p: recorded.get(t, {}).get(p, earliest[t][p]) for p in earliest[t]} for t in topics})
-        return _clamp(out, earliest, latest), "offsets recorded in the table's last commit"
+        return out, "offsets recorded in the table's last commit"
     mode = source.startup_mode
     if mode == "earliest-offset":
         return earliest, mode
@@ -224,12 +225,6 @@ def resolve_start(source, view: KafkaView, topics: list[str], recorded: Offsets 
     return out, mode
 
 
-def _clamp(offsets: Offsets, earliest: Offsets, latest: Offsets) -> Offsets:
-    """A recorded offset behind retention cannot be read: fail rather than silently skip data."""
-    _check_range(offsets, earliest, latest, "recorded offsets")
-    return offsets
-
-
 def _check_range(offsets: Offsets, earliest: Offsets, latest: Offsets, what: str) -> None:
     for t, parts in offsets.items():
         for p, off in parts.items():
@@ -241,3 +236,17 @@ def _check_range(offsets: Offsets, earliest: Offsets, latest: Offsets, what: str
                     "(e.g. startup_mode = 'earliest-offset' with a new table)",
                     topic=t, partition=p, offset=off, earliest=lo, latest=hi,
                 )
+
+
+def lost(gaps: list[Gap], config_path) -> SourceError:
+    """[run] on_data_loss = "fail": the offsets the table still needs are gone; nothing of the batch was read."""
+    first = gaps[0]
+    return SourceError(
+        "offsets the table still needs are gone from Kafka (retention, kafka-delete-records, or a re-created "
+        "topic): " + "; ".join(g.describe() for g in gaps),
+        hint=f'to go on from the earliest offsets and record the gap, set [run] on_data_loss = "skip" in '
+        f"{config_path}; to keep the table whole, start a new table (a new sink.path and checkpoint_dir) and load "
+        "it again from the source (a new snapshot), or replay-from-offset what is still in the topic",
+        exit_code=ExitCode.DATA_LOSS, topic=first.topic, partition=first.partition, lost_from=first.start,
+        lost_to=first.to, reason=first.reason, gaps=[g.to_json() for g in gaps],
+    )

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from cdcsync import __version__, jvm_errors
 from cdcsync.engine.faults import injected_write_failure
 from cdcsync.errors import SinkError
-from cdcsync.kafka.offsets import Offsets
+from cdcsync.kafka.offsets import Gap, Offsets
 from cdcsync.sinks import compaction
 
 META_PREFIX = "_cdcsync."  # hoodie.datasource.write.commitmeta.key.prefix is "_": such options land in the commit
@@ -21,13 +21,21 @@ META_SCHEMA_CHANGES = META_PREFIX + "schema_changes"  # the schema history: chan
 META_VERSION = META_PREFIX + "version"
 META_REPLAY = META_PREFIX + "replay"  # a replayed range: {"from": offsets, "to": offsets}; never a resume point
 META_ORDERING = META_PREFIX + "ordering"  # how _cdc_order is built; absent on tables of earlier versions
+# {source table: ordering value of its newest truncate}, carried by every later commit (engine/truncate.py)
+META_TRUNCATED = META_PREFIX + "truncated"
 # where the batch's types came from: "rows" (their JSON values) or "schema" (a schema the records carried)
 META_TYPED_FROM = META_PREFIX + "typed_from"
 # the index the table's keys were placed by ("SIMPLE", "BUCKET:4"); a bucket count never changes (index_change)
 META_INDEX = META_PREFIX + "index"
+# every offset gap the table's run went past ([run] on_data_loss = "skip"): [{topic, partition, from, to, ...}]
+META_DATA_LOSS = META_PREFIX + "data_loss"
 META_DL_REASONS = META_PREFIX + "reasons"  # on a dead-letter commit: {reason: records}, read by `status`
 META_DL_REPLAYED = META_PREFIX + "replayed"  # on a dead-letter marking commit: how many records it marked
-ORDERING = "log-position"  # the source's log position, then Kafka coordinates (formats/spark/position.py)
+# the source's log position, a MySQL binlog one only within its server's run, then Kafka coordinates (position.py)
+ORDERING = "server-log-position"
+ORDERING_LOG = "log-position"  # earlier versions: binlog positions compared across servers; such tables keep it
+# {"topic/partition/connector": [[first offset, server id], ...]}: where each MySQL server's run began (position.py)
+META_SERVERS = META_PREFIX + "servers"
 ORDERING_LEGACY = "event-time"  # earlier versions: event time, Kafka offset, row; such tables keep it
 
 # One ordering field, because hudi-rs (the independent reader) takes only one: fixed-width text that sorts in the
@@ -128,6 +136,11 @@ def commit_metadata(batch_id: int, end: Offsets, replayed_from: Offsets | None, 
     if changes:
         meta[META_SCHEMA_CHANGES] = changes
     return meta
+
+
+def data_loss_metadata(gaps: tuple[Gap, ...]) -> dict:
+    """Beside commit_metadata: the offset gaps the run went past, if any (on_data_loss = "skip")."""
+    return {META_DATA_LOSS: [g.to_json() for g in gaps]} if gaps else {}
 
 
 # what a second attempt can cure: another writer won the commit, the lock was busy, the storage did not answer
@@ -231,6 +244,9 @@ def last_checkpoint(spark, path: str) -> dict | None:
                 "ledger": json.loads(md.getMetadata(META_LEDGER) or "null"),
                 "ordering": md.getMetadata(META_ORDERING) or ORDERING_LEGACY,
                 "schemaless": md.getMetadata(META_TYPED_FROM) != "schema",  # absent before: try the known columns
+                "servers": json.loads(md.getMetadata(META_SERVERS) or "{}"),
+                "truncated": json.loads(md.getMetadata(META_TRUNCATED) or "{}"),
+                "data_loss": tuple(Gap.from_json(g) for g in json.loads(md.getMetadata(META_DATA_LOSS) or "[]")),
             }
     return None
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cdcsync import storage
-from cdcsync.kafka.offsets import Offsets
+from cdcsync.kafka.offsets import Gap, Offsets
 from cdcsync.sinks import hudi
 
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")  # what carries cdcsync's rows and offsets
@@ -54,6 +54,11 @@ class Commit:
     def batch_id(self) -> int | None:
         raw = self.extra.get(hudi.META_BATCH)
         return int(raw) if raw else None
+
+    @property
+    def data_loss(self) -> list[Gap]:
+        """The offset gaps the run had gone past by this commit (each commit carries them all)."""
+        return [Gap.from_json(g) for g in self.meta_json(hudi.META_DATA_LOSS) or []]
 
     def meta_json(self, key: str):
         raw = self.extra.get(key)

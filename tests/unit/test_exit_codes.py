@@ -35,6 +35,8 @@ PROVEN_BY = {
     ExitCode.LEDGER_MISMATCH: "integration/engine/test_batch_ledger.py::test_expected_message_counts_are_checked_"
                               "before_the_commit",
     ExitCode.CONCURRENT_WRITER: "integration/cli/test_dead_letter_cli.py::test_list_show_replay",
+    ExitCode.DATA_LOSS: "integration/engine/test_data_loss.py::test_offsets_deleted_below_the_table_stop_the_run_"
+                        "with_82_naming_the_range",
     ExitCode.INTERRUPTED: "integration/cli/test_exit_codes.py::test_130_a_second_signal_aborts",
 }
 

@@ -124,7 +124,9 @@ def _kafka_ts_ms(df_col_ts: Column) -> Column:
 
 _NULL = {"_skip": "string", "_bad": "string", "_bad_detail": "string", "_table": "string", "_row": "string",
          "_key_row": "string", "_ts_ms": "long", "_schema": "string", "_types": "string", "_pk": "array<string>",
-         "_position": "string"}
+         "_position": "string",
+         # a binlog change's MySQL server (position.server) and its Debezium connector: where binlog runs begin
+         "_server": "long", "_source_name": "string"}
 
 
 def _finish(df: DataFrame, **cols: Column) -> DataFrame:
@@ -223,7 +225,8 @@ def _debezium_changes(df: DataFrame, read, body: _Bytes) -> DataFrame:
     ts = F.coalesce(F.when(src["ts_ms"] != 0, src["ts_ms"]), read("ts_ms"))  # snapshot rows carry 0
     return _finish(df, op=out_op, skip=skip, bad=bad, bad_detail=detail, table=table, row=row,
                    key_row=F.when(_in(op, V.delete), key_row), ts_ms=ts, schema=F.col("_e.schema"),
-                   position=position.debezium(src))
+                   position=position.debezium(src), server=position.server(src["server_id"]),
+                   source_name=src["name"])
 
 
 def canal(df: DataFrame) -> DataFrame:
@@ -286,7 +289,8 @@ def maxwell(df: DataFrame) -> DataFrame:
     table = _table([F.col("_e")[name] for name in V.table])
     return _finish(df, op=op, skip=skip, bad=bad, bad_detail=detail, table=table, row=F.col("_e.data"),
                    ts_ms=F.col("_e.ts") * 1000, pk=F.col("_e.primary_key_columns"),
-                   position=position.maxwell(F.col("_e.position"), F.col("_e.xoffset")))
+                   position=position.maxwell(F.col("_e.position"), F.col("_e.xoffset")),
+                   server=position.server(F.get_json_object(F.col("_value"), "$.server_id")))
 
 
 def plain_json(df: DataFrame) -> DataFrame:
@@ -337,7 +341,8 @@ def decode_envelope(raw_df: DataFrame, fmt: str, csv_columns: list[str] | None =
                     csv_delimiter: str = ",", writers: WriterSchemas | None = None,
                     key_fields: list[str] | None = None) -> DataFrame:
     """`writers`: the Avro writer schemas of the batch's values and keys, for the Avro formats; `key_fields`: the
-    columns each row takes from the key (formats/spark/key_fields.py)."""
+    columns each row takes from the key (formats/spark/key_fields.py). The deletes of keyed rows follow, by
+    formats/spark/upserts.with_upserts."""
     df = kafka_columns(raw_df)
     if writers is not None and writers.keys is not None:
         df = avro.with_key_text(df, writers.keys)

@@ -11,15 +11,26 @@ Kinds (the first character; a connector writes one kind, plus "0" for rows it co
   s  SQL Server / Db2: commit LSN, change LSN, event serial number (Debezium source.commit_lsn/change_lsn/…).
   o  Oracle SCN (Debezium source.scn).
   0  none: Kafka (partition, offset) only.
+
+A failover moves a MySQL connector to another server, whose binlog files and positions are its own (usually lower):
+positions compare only within one server's run. Under ORDERING ("server-log-position") a binlog position is
+prefixed by its run's start, the Kafka offset where its server's changes began in that partition (for one connector:
+Debezium source.name), so a later run wins whatever its positions, and a key's changes (one partition of a keyed
+topic) fall back to their Kafka order across a failover. Server id 0 or none (a Debezium snapshot row) starts no
+run. The run starts are kept in each commit (sinks/hudi.py META_SERVERS), so a batch, a restart and a replay of any
+old range give a record the same value; tables written with ORDERING_LOG keep that rule.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column
+from bisect import bisect_right
+
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from cdcsync.formats import vocabulary
 
+BINLOG = (vocabulary.DEBEZIUM.format, vocabulary.MAXWELL.format)  # envelopes whose positions may be binlog ones
 # Debezium's source block, every field as text: a connector's number that overflows or arrives quoted still reads
 SOURCE_FIELDS = tuple(path.removeprefix("source.") for path in vocabulary.DEBEZIUM.position)
 
@@ -57,8 +68,65 @@ def maxwell(position: Column, xoffset: Column) -> Column:
     return F.when(pos != "", _binlog(file, pos, xoffset))
 
 
-def order(position: Column, kafka_partition: Column, kafka_offset: Column, row_index: Column) -> Column:
-    """The table's ordering value: log position (or "0"), then partition, offset and row inside the message."""
+def server(text: Column) -> Column:
+    """A MySQL server id (Debezium source.server_id, Maxwell server_id), NULL for none or 0 (a snapshot row)."""
+    return F.when(_num(text, 10) != "0" * 10, _num(text, 10).cast("long"))
+
+
+def stream(topic: Column, partition: Column, connector: Column) -> Column:
+    """Where server runs are told apart: a Kafka partition and the connector (Debezium source.name) writing it."""
+    return F.concat_ws("/", topic, partition.cast("string"), F.coalesce(connector, F.lit("")))
+
+
+def server_switches(df: DataFrame) -> list[tuple[str, int, int | None]]:
+    """The binlog changes of decoded rows where a server's run may begin, as (stream, offset, server id): each
+    stream's first one (its server may be NULL) and each whose server differs from the one before it."""
+    w = Window.partitionBy("_stream").orderBy("_kafka_offset", "_pos")
+    before = F.last("_server", ignorenulls=True).over(w.rowsBetween(Window.unboundedPreceding, -1))
+    rows = (df.where(F.col("_position").startswith("b"))
+            .select(stream(F.col("_kafka_topic"), F.col("_kafka_partition"), F.col("_source_name")).alias("_stream"),
+                    "_kafka_offset", "_pos", "_server")
+            .select("_stream", "_kafka_offset", "_server", F.row_number().over(w).alias("_n"), before.alias("_b"))
+            .where((F.col("_n") == 1) | F.col("_server").isNotNull() & ~F.col("_server").eqNullSafe(F.col("_b"))))
+    return [(r[0], r[1], r[2]) for r in rows.collect()]
+
+
+def merge_runs(known: dict[str, list[list[int]]], found: list[tuple[str, int, int | None]]
+               ) -> tuple[dict[str, list[list[int]]], dict[str, list[list[int]]]]:
+    """`known` runs ({stream: [[first offset, server id], ...]} by offset) with the batch's `found` switches, and
+    the runs of the streams the batch holds. A switch begins a run unless the run before its offset is of its
+    server already (a replay of a range the runs hold, a batch of given rows); a run already known at an offset
+    stays as it is, so a record's value never changes."""
+    runs = {s: [list(e) for e in entries] for s, entries in known.items()}
+    for name, offset, server_id in sorted(found, key=lambda r: (r[0], r[1])):
+        entries = runs.setdefault(name, [])
+        at = bisect_right([e[0] for e in entries], offset)
+        if server_id is None or (at and (entries[at - 1][0] == offset or entries[at - 1][1] == server_id)):
+            continue
+        entries.insert(at, [offset, server_id])
+    return runs, {name: runs[name] for name in sorted({r[0] for r in found})}
+
+
+def _run_start(runs: dict[str, list[list[int]]], name: Column, offset: Column) -> Column:
+    """run_start in Spark SQL for the batch's streams `runs` (a few entries: one a stream, one more a failover)."""
+    out = F.lit(0).cast("long")
+    for s, entries in runs.items():
+        inner = F.lit(0).cast("long")
+        for first, _ in entries:  # ascending: each later start overrides
+            inner = F.when(offset >= first, F.lit(first).cast("long")).otherwise(inner)
+        out = F.when(name == s, inner).otherwise(out)
+    return out
+
+
+def order(position: Column, kafka_partition: Column, kafka_offset: Column, row_index: Column,
+          runs: dict[str, list[list[int]]] | None = None) -> Column:
+    """The table's ordering value: log position (or "0"), then partition, offset and row inside the message. With
+    `runs` (ORDERING) a binlog position is prefixed by its server run's start (the module doc)."""
+    if runs is not None:
+        name = stream(F.col("_kafka_topic"), kafka_partition, F.col("_source_name"))
+        start = F.format_string("%019d", _run_start(runs, name, kafka_offset))
+        position = F.when(position.startswith("b"), F.concat(F.lit("b"), start, position.substr(2, 40))) \
+            .otherwise(position)
     return F.concat(F.coalesce(position, F.lit("0")), F.lit("."),
                     F.format_string("%010d.%019d.%05d", kafka_partition, kafka_offset, row_index.cast("int")))
 

@@ -99,12 +99,15 @@ class BatchColumns:
     from_rows: bool = True  # inferred from the row images' JSON (no schema envelope, no mysqlType)
 
 
-def infer_batch_columns(env: DataFrame, fmt: str, key_fields: list[str] | None = None) -> BatchColumns:
+def infer_batch_columns(env: DataFrame, fmt: str, key_fields: list[str] | None = None,
+                        deleted_field: str | None = None) -> BatchColumns:
     """Columns seen in this batch's row images, in first-seen order; several schema versions widen to one.
-    `key_fields`: columns the rows took from the key, which a schema envelope does not name."""
+    `key_fields`: columns the rows took from the key, which a schema envelope does not name; `deleted_field`: a
+    field the decoder took out of the row images, which an Avro row's schema still names."""
     rows = env.filter(F.col("_op").isin("u", "d"))
     if envelope_of(fmt) == "debezium-json":
-        usable = {h: cols for h, cols in _debezium_versions(rows) if cols is not None}
+        usable = {h: [c for c in cols if c.name != deleted_field] for h, cols in _debezium_versions(rows)
+                  if cols is not None}
         if usable and key_fields:
             from_key = _key_columns(rows, key_fields)
             usable = {h: [*(c for c in from_key if c.name not in {x.name for x in cols}), *cols]

@@ -20,7 +20,7 @@ def batch_columns(env: DataFrame, cfg) -> tuple[DataFrame, BatchColumns]:
     they came (JSON kinds intact); the flattened rows only feed the typed-row step, which reads values as text.
     Schema versions keep their own columns: typed_row casts each to the table's (shaped) type."""
     fmt, opts = cfg.source.format, cfg.schema
-    found = infer_batch_columns(env, fmt, cfg.source.key_fields)
+    found = infer_batch_columns(env, fmt, cfg.source.key_fields, cfg.source.deleted_field)
     cols = found.columns
     leaves: dict[str, list[Col]] = {}
     if opts.flatten_nested_columns:

@@ -237,3 +237,19 @@ def keyed_json(rnd: Random) -> tuple[bytes | None, bytes | None]:
     doc = rnd.choice([key_row, key_row, {"schema": {"type": "struct"}, "payload": key_row}, _scalar(rnd)])
     key = rnd.choice([json.dumps(doc).encode()] * 8 + [None, b"\x01junk"])
     return key, value
+
+
+def flattened_json(rnd: Random) -> tuple[bytes | None, bytes | None]:
+    """An upsert topic of flattened rows (Debezium's ExtractNewRecordState), keyed as keyed_json: many tombstones,
+    and `__deleted` as Debezium writes it ("true", "false") or not quite (true, false, null, missing, other text, a
+    number, an object or array, first or last, the name also inside another value)."""
+    key, _ = keyed_json(rnd)
+    if rnd.random() < 0.25:
+        return key, None
+    row = _row(rnd)
+    flag = rnd.choice(["true", "false", "true", "false", True, False, None, "TRUE", 1, "", {"a": 1}, [True], "-"])
+    if flag != "-":
+        row = {"__deleted": flag, **row} if rnd.random() < 0.2 else {**row, "__deleted": flag}
+    if rnd.random() < 0.1:
+        row[_name(rnd)] = rnd.choice([{"__deleted": "true"}, [{"__deleted": True}], "\"__deleted\": \"true\""])
+    return key, _damaged(rnd, row)

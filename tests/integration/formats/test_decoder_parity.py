@@ -18,6 +18,7 @@ from cdcsync.formats import vocabulary as v
 from cdcsync.formats.avro import key_reader
 from cdcsync.formats.base import BadRecord, load_json
 from cdcsync.formats.spark.avro import AvroSchemas, WriterSchemas
+from cdcsync.formats.upserts import Upserts
 from tests.fixtures import cdc_cases
 from tests.fixtures.avro_cases import ENVELOPE, ENVELOPE_V2, KEY, ROW, InMemoryRegistry
 from tests.integration.engine.helpers import kafka_rows
@@ -40,19 +41,30 @@ AVRO_KEYS = {7: json.dumps(KEY)}
 # Each variant: a format, and how its keys are read (plain Avro rows and JSON rows take `id`, `k` from the key)
 WRITERS = {"avro-confluent": WriterSchemas(AvroSchemas(AVRO_SCHEMAS), AvroSchemas(AVRO_KEYS)),
            "avro": WriterSchemas(AvroSchemas(plain=json.dumps(ROW)), AvroSchemas(plain=json.dumps(KEY)))}
-KEY_FIELDS = {"avro": ["id"], "json+key_fields": ["id", "k"]}
+KEY_FIELDS = {"avro": ["id"], "json+key_fields": ["id", "k"], "avro+upserts": ["id"],
+              "json+upserts+key_fields": ["id", "k"]}
+# Upsert topics: (tombstones, deleted_field) of a variant; others skip tombstones and have no deleted field
+UPSERTS = {"json+upserts": ("delete", "__deleted"), "json+upserts+key_fields": ("delete", "__deleted"),
+           "json+flattened": ("skip", "__deleted"), "csv+upserts": ("delete", "b"), "avro+upserts": ("delete", None)}
+
+
+def upserts(variant: str) -> Upserts:
+    mode, deleted_field = UPSERTS.get(variant, ("skip", None))
+    return Upserts(mode == "delete", deleted_field)
 
 
 def python_decoder(variant: str):
-    fmt, key_fields = variant.split("+")[0], KEY_FIELDS.get(variant)
+    fmt, key_fields, rules = variant.split("+")[0], KEY_FIELDS.get(variant), upserts(variant)
     if fmt == "csv":
-        return get_decoder(fmt, columns=CSV_COLUMNS, field_delimiter="|")
+        dec = get_decoder(fmt, columns=CSV_COLUMNS, field_delimiter="|")
+        return KeyedDecoder(dec, None, None, rules) if rules else dec
     if fmt == "avro-confluent":
         registry = InMemoryRegistry(AVRO_SCHEMAS | AVRO_KEYS)
         return KeyedDecoder(get_decoder(fmt, registry=registry), key_reader(fmt, registry=registry))
     if fmt == "avro":
-        return KeyedDecoder(get_decoder(fmt, schema=json.dumps(ROW)), key_reader(fmt, json.dumps(KEY)), key_fields)
-    return KeyedDecoder(get_decoder(fmt), None, key_fields) if key_fields else get_decoder(fmt)
+        return KeyedDecoder(get_decoder(fmt, schema=json.dumps(ROW)), key_reader(fmt, json.dumps(KEY)), key_fields,
+                            rules)
+    return KeyedDecoder(get_decoder(fmt), None, key_fields, rules) if key_fields or rules else get_decoder(fmt)
 
 
 def python_verdicts(variant: str, records: list) -> list[list[tuple]]:
@@ -68,18 +80,21 @@ def python_verdicts(variant: str, records: list) -> list[list[tuple]]:
     return out
 
 
-def _comparable(fmt: str, row: dict | None):
+def _comparable(variant: str, row: dict | None):
     if row is None:
         return None
-    return {k: x for k, x in row.items() if x is not None} if fmt == "csv" else row  # Spark's to_json drops nulls
+    csv = variant.split("+")[0] == "csv"
+    return {k: x for k, x in row.items() if x is not None} if csv else row  # Spark's to_json drops nulls
 
 
 def spark_verdicts(spark, variant: str, records: list) -> list[list[tuple]]:
     from cdcsync.formats.spark.envelope import decode_envelope
+    from cdcsync.formats.spark.upserts import with_upserts
 
     fmt = variant.split("+")[0]
     raw = kafka_rows(spark, [val for _, val in records], keys=[k for k, _ in records])
     env = decode_envelope(raw, fmt, CSV_COLUMNS, "|", WRITERS.get(fmt), KEY_FIELDS.get(variant))
+    env = with_upserts(env, upserts(variant), KEY_FIELDS.get(variant))
     rows = env.select("_kafka_offset", "_pos", "_op", "_skip", "_bad", "_table", "_row", "_key_row").collect()
     by_offset: dict[int, list] = {i: [] for i in range(len(records))}
     for r in sorted(rows, key=lambda r: (r["_kafka_offset"], r["_pos"])):
@@ -118,7 +133,9 @@ def test_every_fixture_record_gets_one_verdict_from_both_decoders(spark, fmt):
 
 GENERATORS = {"debezium-json": messy.debezium, "canal-json": messy.canal, "maxwell-json": messy.maxwell,
               "json": messy.plain_json, "csv": lambda rnd: messy.csv(rnd, "|"), "raw": messy.raw,
-              "avro-confluent": messy.avro, "avro": messy.plain_avro, "json+key_fields": messy.keyed_json}
+              "avro-confluent": messy.avro, "avro": messy.plain_avro, "json+key_fields": messy.keyed_json,
+              "json+upserts": messy.flattened_json, "json+upserts+key_fields": messy.flattened_json,
+              "json+flattened": messy.flattened_json, "avro+upserts": messy.plain_avro}
 RECORDS_PER_EXAMPLE = 400
 
 
@@ -138,3 +155,26 @@ def test_messy_records_get_one_verdict_from_both_decoders(spark, fmt):
         assert_parity(spark, fmt, [GENERATORS[fmt](rnd) for _ in range(RECORDS_PER_EXAMPLE)])
 
     check()
+
+
+_KEY = json.dumps({"id": 7}).encode()
+FLAGGED = [{"id": 7, "v": "x", "__deleted": flag} for flag in ("true", True, "false", False, None)] + [
+    {"id": 7, "v": "x"}, {"__deleted": "true", "id": 7}, {"id": 7, "__deleted": "true", "v": 1}]
+
+
+@pytest.mark.parametrize("variant, records, want", [
+    # a flattened stream: "true" and true delete (the field not in the image), anything else upserts without it
+    ("json+flattened", [(_KEY, json.dumps(r).encode()) for r in FLAGGED] + [(_KEY, None)],
+     ["deleted", "deleted", "upserted", "upserted", "upserted", "upserted", "deleted", "deleted", "skipped"]),
+    # an upsert topic: a tombstone deletes the key's row; one without a key (or with one that names no row) is bad
+    ("json+upserts", [(_KEY, None), (None, None), (b'"7"', None), (b"{}", None), (b'{"payload": {"id": 8}}', None)],
+     ["deleted", "bad", "bad", "bad", "deleted"]),
+    ("json+upserts+key_fields", [(b'{"id": 7, "other": 1}', None), (b'{"other": 1}', None)], ["deleted", "bad"]),
+    ("csv+upserts", [(_KEY, b"1|true"), (_KEY, b"1|false"), (_KEY, b'"1"|"true"'), (_KEY, b"1|"), (_KEY, b"1|TRUE"),
+                     (_KEY, None)], ["deleted", "upserted", "deleted", "upserted", "upserted", "deleted"]),
+])
+def test_upsert_topics_get_one_verdict_from_both_decoders(spark, variant, records, want):
+    got = python_verdicts(variant, records)
+    assert [vs[0][0] for vs in got] == want, got
+    assert all(vs[0][3] is None or "__deleted" not in vs[0][3] and "b" not in vs[0][3] for vs in got), got
+    assert_parity(spark, variant, records)
