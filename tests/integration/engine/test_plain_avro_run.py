@@ -57,8 +57,9 @@ def test_plain_avro_rows_take_their_key_column_from_the_kafka_key(key_format, ta
 
     result = run_once(cfg, spark)
 
-    assert result.totals == {"messages": 6, "rows": 6, "upserted": 4, "deleted": 0, "skipped": 1, "bad": 1}
-    want = by_key([as_table(i, r) for i, r in changes[1:]], ["id"])
+    # the tombstone deletes key 2: Avro rows with key_fields are an upsert topic ([source] tombstones, issue 44)
+    assert result.totals == {"messages": 6, "rows": 6, "upserted": 4, "deleted": 1, "skipped": 0, "bad": 1}
+    want = by_key([as_table(i, r) for i, r in changes[1:] if i != 2], ["id"])
     assert by_key(spark_rows(spark, str(tmp_path / "table")), ["id"]) == want
     assert by_key(hudi_rs_rows(str(tmp_path / "table")), ["id"]) == want
     dead = spark.read.format("hudi").load(str(tmp_path / "table_dead_letter")).select("reason", "offset").collect()
