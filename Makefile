@@ -11,7 +11,7 @@ REGISTRY_PORT ?= 8081
 BENCH_SIZE ?= smoke
 BENCH_ARGS ?=
 
-.PHONY: help setup prereqs bundles kafka-up kafka-down registry-up registry-down test soak test-unit test-integration conformance demo demo-avro bench lint clean
+.PHONY: help setup prereqs bundles kafka-up kafka-down registry-up registry-down test soak test-unit test-integration conformance demo demo-avro bench lint docs clean
 
 help:
 	@echo "make demo   - start a local broker, produce sample Debezium events, sync them into a Hudi table, show it"
@@ -20,6 +20,7 @@ help:
 	@echo "make soak   - the long runs make test leaves out (back-to-back and killed processes, 50 replayed ranges, clusters)"
 	@echo "make conformance - the same checks against the real CDC corpus (CDCSYNC_FIXTURES, else ../shared/fixtures/cdc)"
 	@echo "make bench  - one Debezium workload through cdcsync, the hand-written peer, the bound and the Parquet floor (BENCH_SIZE=tiny|smoke|full)"
+	@echo "make docs   - build docs/ as a site (.local/site), failing on any broken link"
 	@echo "make setup | bundles | kafka-up | kafka-down | registry-up | registry-down | lint | clean"
 
 prereqs:
@@ -83,7 +84,11 @@ bench: setup $(VENV)/.bench
 	$(PY) -m bench.run --size $(BENCH_SIZE) $(BENCH_ARGS)
 
 lint: setup
-	$(VENV)/bin/ruff check cdcsync tests devtools bench
+	$(VENV)/bin/ruff check cdcsync tests devtools bench docs
+
+# docs/ as a site in .local/site; strict: a warning (a broken link or anchor) fails it. Needs no jars.
+docs: prereqs $(VENV)/.installed
+	$(VENV)/bin/mkdocs build --strict --quiet
 
 clean:
 	rm -rf .local build *.egg-info .pytest_cache

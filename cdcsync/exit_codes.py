@@ -1,5 +1,5 @@
-"""The one table of cdcsync's exit codes. README.md shows it; tests/unit/test_project_files.py keeps the two in step,
-number, name and meaning.
+"""The one table of cdcsync's exit codes. The docs' exit-code page is generated from it (docs/hooks.py), number, name
+and meaning.
 
 Numbers follow BSD sysexits where one fits, so service managers and scripts can branch on them.
 """

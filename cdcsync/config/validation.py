@@ -24,7 +24,7 @@ def validate(data: dict, path: Path) -> None:
     raise ConfigError(
         f"{path}: {len(lines)} problem{'s' if len(lines) > 1 else ''} in the configuration:\n  - "
         + "\n  - ".join(lines),
-        hint="see the README section 'Configuration' for every key",
+        hint="see docs/reference/configuration.md (make docs) for every key",
         file=str(path), key=first_key, problems=lines,
     )
 

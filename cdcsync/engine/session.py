@@ -39,7 +39,7 @@ BASE_CONF = {
     # every record: the Debezium decode took 7.1 s per 1M records with it eager, 4.6 s without
     "spark.sql.subexpressionElimination.skipForShortcutExpr": "true",
     # a batch's cached classified rows barely compress (their text is dropped once typed), yet each cached column
-    # tries every encoding: the same peak memory without it, and 20 x 50,000 changes ran 2 % faster (README)
+    # tries every encoding: the same peak memory without it, and 20 x 50,000 changes ran 2 % faster (docs/benchmarks.md)
     "spark.sql.inMemoryColumnarStorage.compressed": "false",
 }
 

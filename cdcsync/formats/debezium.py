@@ -42,7 +42,7 @@ class DebeziumDecoder:
         if not isinstance(op, str) or not (op in V.upsert or op in V.delete or op in V.skip):
             raise BadRecord(v.BAD_OP, f"unknown Debezium op {op!r}")
         if op in V.skip:
-            return skip(V.skip[op], table, ts_ms)  # truncate: the table is not truncated (README, Formats)
+            return skip(V.skip[op], table, ts_ms)  # truncate: applied after decoding (engine/truncate.py)
         before, after = doc.get(V.old_row), doc.get(V.row)
         for name, image in ((V.old_row, before), (V.row, after)):
             if image is not None and not isinstance(image, dict):
@@ -70,7 +70,7 @@ class DebeziumDecoder:
             return None, frozenset()
         try:
             return row_types(struct)
-        except (ValueError, TypeError, AttributeError):  # an unusable schema is ignored: the images decide (README)
+        except (ValueError, TypeError, AttributeError):  # an unusable schema is ignored: the images decide
             return None, frozenset()
 
     def _typed(self, row: dict, schema: dict, image: str) -> dict:

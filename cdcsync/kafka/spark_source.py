@@ -39,7 +39,7 @@ class RangeReads:
     for one range serves the next ranges, with only its Kafka relation swapped, while the `key` it was built with
     (whatever else went into it) is the same: building and analysing a decode plan again cost ~0.2 s of a batch's
     driver time (hundreds of py4j round trips, and `load` instantiates every registered data source to find Kafka's),
-    swapping its relation ~0.03 s (README, Benchmarks)."""
+    swapping its relation ~0.03 s (docs/benchmarks.md)."""
 
     def __init__(self, spark, source):
         self._spark, self._source = spark, source

@@ -83,8 +83,9 @@ def write_options(spec: TableSpec) -> dict[str, str]:
         # a delete may only know the key (Debezium without a before image): find the record in any partition
         "hoodie.index.type": "GLOBAL_SIMPLE" if spec.partition_by else "SIMPLE",
         "hoodie.simple.index.update.partition.path": "true",
-        # every column's statistics into the metadata table with each commit cost small batches ~9 % (README,
-        # Column statistics): built when [sink.options] ask, or kept by a table that has them (keep_column_stats)
+        # every column's statistics into the metadata table with each commit cost small batches ~9 %
+        # (docs/configuration.md, Column statistics): built when [sink.options] ask, or kept by a table that has
+        # them (keep_column_stats)
         COLUMN_STATS: "false",
     }
     # the DataFrame writer never compacts on its own: its writes schedule, a background thread executes (compaction)
@@ -158,7 +159,7 @@ SAME_JVM = {"hoodie.embed.timeline.server": "false", "hoodie.write.markers.type"
 
 
 # Hudi's shuffles (its combine, the index's joins, the write) as wide as the session's own, which the operator sizes
-# to the cluster's cores (README, Sizing)
+# to the cluster's cores (docs/cluster.md, Sizing)
 SHUFFLES = ("hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism")
 # a batch's rows per task of Hudi's shuffles, up to the session's width: its RDD shuffles get no adaptive execution to
 # coalesce small tasks. 25 upserts of 4,000 took ~5 % less time with one task than four; 20 of 50,000 the same

@@ -39,7 +39,7 @@ MAX_SCALE = 38  # Spark's largest decimal precision; a Debezium scale beyond it 
 
 
 def debezium_field(f: dict) -> Col:
-    """One Kafka Connect schema field → Col. Types the README lists as unsupported stay STRING."""
+    """One Kafka Connect schema field → Col. Types docs/formats.md lists as kept as strings stay STRING."""
     name, logical = f["field"], f.get("name")
     if not isinstance(name, str):
         raise TypeError(f"field name {name!r} is not a string")
