@@ -23,12 +23,14 @@ app = typer.Typer(
 
 # Each module registers its command(s) on `app` when imported.
 COMMAND_MODULES = ["run", "status", "validate", "probe", "infer_schema", "replay", "dead_letter", "decrypt",
-                   "spark_submit_args"]
+                   "spark_submit_args", "jars"]
 
 
 def _version(value: bool):
     if value:
-        typer.echo(f"cdcsync {__version__}")
+        from cdcsync.toolchain.jars import version_lines
+
+        typer.echo("\n".join(version_lines(__version__)))
         raise typer.Exit()
 
 
@@ -37,7 +39,9 @@ _debug = {"on": False}  # set by --debug before a command runs; read by the erro
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the versions of cdcsync, Spark, Hudi and the Kafka client, and where "
+                                 "the jars come from."),
     debug: bool = typer.Option(False, "--debug", help="On an error, print the full traceback (with the JVM's cause "
                                "chain) before the message; the exit code stays the same."),
 ):

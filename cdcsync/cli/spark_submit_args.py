@@ -14,8 +14,9 @@ def spark_submit_args(
     config: Path = typer.Argument(..., help="Path of config.toml."),
     json_out: bool = typer.Option(False, "--json", help="Print the arguments as a JSON list on stdout."),
 ):
-    """Print spark-submit's arguments for a config, quoted for a shell: its master, the jars (bundles/), cdcsync's
-    Spark settings and the config's own, then cdcsync's entry script; append cdcsync's command:
+    """Print spark-submit's arguments for a config, quoted for a shell: its master, the jars (the folder
+    `cdcsync --version` names), cdcsync's Spark settings and the config's own, then cdcsync's entry script; append
+    cdcsync's command:
 
       eval spark-submit "$(cdcsync spark-submit-args orders.toml)" run orders.toml --once
 

@@ -10,8 +10,6 @@ from pathlib import Path
 from cdcsync import storage
 from cdcsync.errors import ToolchainError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
 # Hudi needs Kryo and its session extension; the rest keeps a local run light.
 BASE_CONF = {
     "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
@@ -50,18 +48,28 @@ _JOL_QUIET = "-Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true"
 
 
 def jars_dir() -> Path:
-    return Path(os.environ.get("CDCSYNC_JARS_DIR", REPO_ROOT / "bundles" / "spark" / "jars"))
+    """CDCSYNC_JARS_DIR, else a clone's complete bundles/spark/jars, else the user cache (toolchain/jars.py)."""
+    from cdcsync.toolchain.jars import locate
+
+    return locate().path
 
 
 def spark_jars() -> list[str]:
-    d = jars_dir()
-    jars = sorted(str(p) for p in d.glob("*.jar"))
+    from cdcsync.toolchain.jars import ENV_VAR, cache_dir, locate
+
+    found = locate()
+    jars = sorted(str(p) for p in found.path.glob("*.jar"))
     names = " ".join(Path(j).name for j in jars)
-    if "hudi-spark" not in names or "spark-sql-kafka" not in names:
-        raise ToolchainError(
-            f"the Hudi bundle and Spark's Kafka source are missing from {d}",
-            hint="run 'make bundles' (or set CDCSYNC_JARS_DIR to a folder holding them)",
-        )
+    if found.origin == ENV_VAR and ("hudi-spark" not in names or "spark-sql-kafka" not in names):
+        raise ToolchainError(f"the Hudi bundle and Spark's Kafka source are missing from {found.path} "
+                             f"({ENV_VAR})", hint=f"fill it with 'make bundles' in a clone (bundles/spark/jars), or "
+                             f"unset {ENV_VAR} and run 'cdcsync jars fetch'")
+    if not found.complete:
+        # no download behind a command's back: a service must not reach the network (or stall) when it starts
+        raise ToolchainError(f"the jars Spark needs are not in {cache_dir()} ({len(found.missing)} missing, "
+                             f"{found.missing[0]} first) nor in a clone's bundles/spark/jars",
+                             hint="run 'cdcsync jars fetch' (or 'make bundles' in a clone, or set CDCSYNC_JARS_DIR "
+                             "to a folder holding them)")
     return jars
 
 
