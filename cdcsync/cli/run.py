@@ -1,4 +1,4 @@
-"""`cdcsync run config.toml [--once] [--json]`: the sync job."""
+"""`cdcsync run config.toml [--once] [--json] [--metrics-textfile PATH]`: the sync job."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ def run(
     metrics_port: int = typer.Option(None, "--metrics-port", min=0, max=65535,
                                      help="Serve /metrics (Prometheus) and /healthz on this port ([run] "
                                      "metrics_port; 0: any free port)."),
+    metrics_textfile: Path = typer.Option(None, "--metrics-textfile", help="With --once: write the run's metrics "
+                                          "to this *.prom file at its end (node_exporter's textfile collector), "
+                                          "atomically."),
     log_level: str = typer.Option(None, "--log-level", help="Spark, Hudi and Kafka log level: error, warn "
                                   "(default: real problems only), info, debug ([run] log_level)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Everything the JVM logs at INFO (--log-level "
@@ -26,6 +29,8 @@ def run(
     """Sync Kafka CDC topics into the Hudi table the config names (continuously, or --once)."""
     from cdcsync.config import load_config
 
+    if metrics_textfile is not None:
+        _check_textfile(metrics_textfile, once)
     cfg = load_config(config)  # exits 78 before pyspark is even imported
     from dataclasses import replace
 
@@ -46,7 +51,7 @@ def run(
     from cdcsync.reporting import emit_json, make_reporter
 
     reporter = make_reporter(quiet)
-    summary = Runner(cfg, reporter, once=once).run()
+    summary = Runner(cfg, reporter, once=once, metrics_textfile=metrics_textfile).run()
     if json_out:
         emit_json(summary.to_dict())
     else:
@@ -56,3 +61,24 @@ def run(
             f"deleted {t['deleted']}, skipped {t['skipped']}, bad {t['bad']} in {summary.seconds:.1f}s; "
             f"table {summary.path}"
         )
+
+
+def _check_textfile(path: Path, once: bool) -> None:
+    """Refuse a textfile that would never be read, or could not be written, before anything starts."""
+    import os
+
+    from cdcsync.errors import CdcsyncError
+    from cdcsync.exit_codes import ExitCode
+
+    problem, fix = None, None
+    if not once:
+        problem = "--metrics-textfile needs --once: the file is written when the run ends"
+        fix = "a continuous run serves its metrics live: use --metrics-port (or [run] metrics_port) instead"
+    elif path.suffix != ".prom":
+        problem = f"--metrics-textfile {path}: node_exporter's textfile collector reads only *.prom files"
+        fix = f"name it {path.with_suffix('.prom').name}"
+    elif not path.parent.is_dir() or not os.access(path.parent, os.W_OK | os.X_OK):
+        problem = f"--metrics-textfile {path}: the folder {path.parent} does not exist or is not writable"
+        fix = "point it into node_exporter's --collector.textfile.directory, writable by this user"
+    if problem:
+        raise CdcsyncError(problem, hint=fix, exit_code=ExitCode.USAGE)

@@ -1,21 +1,27 @@
 """`run`'s Prometheus metrics and health check: `[run] metrics_port` (or `--metrics-port`) serves `/metrics` (text
-format) and `/healthz` from a thread of the run's process. The run loop tells this module what happened; nothing
+format) and `/healthz` from a thread of the run's process; `run --once --metrics-textfile` writes the run's metrics to
+a file for node_exporter's textfile collector at its end. The run loop tells this module what happened; nothing
 here touches Spark."""
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.parser import text_string_to_metric_families
 
 from cdcsync.engine.model import CLASSES, BatchResult
 from cdcsync.kafka.offsets import Gap, Offsets
 
 _BATCH_BUCKETS = (0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600)
+LAST_SUCCESS = "cdcsync_last_success_timestamp_seconds"  # the textfile's own series (a batch job's key metric)
 
 
 class RunMetrics:
@@ -48,6 +54,8 @@ class RunMetrics:
         self.lost_gaps = Counter("cdcsync_data_loss_gaps", 'Offset gaps gone past with on_data_loss = "skip" (a '
                                  "re-created topic's counts one, its lost messages unknown)", ["topic", "partition"],
                                  registry=r)
+        self.table_rows = Counter("cdcsync_table_rows", "Rows by class in each table a routed run writes",
+                                  ["table", "class"], registry=r)
         self.schema_changes = Counter("cdcsync_schema_changes", "Column changes applied to the table",
                                       ["table"], registry=r)
         self.lag = Gauge("cdcsync_consumer_lag_messages", "Messages behind the partition's end offset",
@@ -74,6 +82,7 @@ class RunMetrics:
         self._last_beat = time.monotonic()
         self._last_commit_wall: float | None = None
         self._server: ThreadingHTTPServer | None = None
+        self.textfile: Path | None = None  # run --once --metrics-textfile
         self.beat()
 
     # --- what the loop reports ----------------------------------------------------------------------------
@@ -90,6 +99,10 @@ class RunMetrics:
                     self.records.labels(self.table, topic, part, k).inc(c[k])
             if c.get("newest_ms"):
                 self._newest_ms[tp] = max(self._newest_ms.get(tp, 0), c["newest_ms"])
+        for name, c in r.tables.items():
+            for k in CLASSES:
+                if c.get(k):
+                    self.table_rows.labels(name, k).inc(c[k])
         tables = list(r.tables) or [self.table]
         for name in tables:
             self.commits.labels(name).inc()
@@ -131,9 +144,9 @@ class RunMetrics:
         self.source_up.set(1 if up else 0)
 
     @property
-    def serving(self) -> bool:
-        """Is /metrics being served (the only reader of what the loop reports here)?"""
-        return self._server is not None
+    def observed(self) -> bool:
+        """Will anyone read what the loop reports: /metrics served, or a textfile to write at the end?"""
+        return self._server is not None or self.textfile is not None
 
     def compaction_done(self, seconds: float) -> None:
         self.compactions.labels(self.table).inc()
@@ -180,3 +193,62 @@ class RunMetrics:
         if self._server:
             self._server.shutdown()
             self._server.server_close()
+
+    # --- the textfile of a run --once (a cron job) ------------------------------------------------------------
+    def write_textfile(self, succeeded: bool) -> None:
+        """This run's series in `self.textfile`, replaced atomically, plus cdcsync_last_success_timestamp_seconds: now
+        when the run succeeded, else carried from the file's previous version (0: no run has succeeded), as
+        Prometheus' guidance for batch jobs has it. Every series carries a table label: node_exporter merges the
+        files of every config in its folder, and the series /metrics gives no table label would collide there."""
+        last = time.time() if succeeded else _last_success(self.textfile, self.table)
+        write_atomically(self.textfile, generate_latest(_Textfile(self.registry, self.table, last)))
+
+
+class _Textfile:
+    """A collector: the run's registry with the config's table label added where a series has none, and the last
+    success."""
+
+    def __init__(self, registry: CollectorRegistry, table: str, last_success: float):
+        self.registry, self.table, self.last_success = registry, table, last_success
+
+    def collect(self):
+        for family in self.registry.collect():
+            family.samples = [s._replace(labels={"table": self.table, **s.labels}) for s in family.samples]
+            yield family
+        last = GaugeMetricFamily(LAST_SUCCESS, "When a run --once of this table last succeeded (0: none has)",
+                                 labels=["table"])
+        last.add_metric([self.table], self.last_success)
+        yield last
+
+
+def _last_success(path: Path, table: str) -> float:
+    """The last success an earlier run wrote to `path`; 0 when there is none."""
+    try:
+        text = path.read_text()
+        return next((s.value for f in text_string_to_metric_families(text) for s in f.samples
+                     if s.name == LAST_SUCCESS and s.labels.get("table") == table), 0.0)
+    except (OSError, UnicodeDecodeError, ValueError):  # no earlier file, or not one cdcsync wrote: no success known
+        return 0.0
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace `path` by `data` so that a reader sees the old file or the new one, whole, even after a crash or a
+    power cut: a temporary file in the same folder (a dot file not named *.prom, which the collector skips),
+    fsynced, renamed over `path`, then the folder fsynced so the rename itself is on disk (prometheus_client's
+    write_to_textfile renames without an fsync)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        # 0o666 under the umask, as open() creates: node_exporter's user must be able to read it
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666), "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 
 from cdcsync import storage
 from cdcsync.engine import checkpoint, routing
@@ -181,9 +182,9 @@ class KafkaBatches:
 
     def _count_compactions(self) -> None:
         """Compactions completed on a local MERGE_ON_READ table since the run started (its timeline, no JVM); the
-        timeline is listed only while /metrics, their one reader, is served."""
+        timeline is listed only while the metrics have a reader (/metrics, a textfile)."""
         cfg = self.pipe.cfg
-        if not self.metrics.serving or cfg.routes or cfg.sink.table_type != "MERGE_ON_READ" \
+        if not self.metrics.observed or cfg.routes or cfg.sink.table_type != "MERGE_ON_READ" \
                 or not storage.is_local(cfg.sink.path):
             return
         listed = timeline.instants(cfg.sink.path)
@@ -218,18 +219,20 @@ class KafkaBatches:
 class Runner:
     """`cdcsync run`: the pipeline, run's batch source, the sync loop; a summary at the end."""
 
-    def __init__(self, cfg, reporter, once: bool = False, spark=None):
+    def __init__(self, cfg, reporter, once: bool = False, spark=None, metrics_textfile: Path | None = None):
         if not once:
             cfg = replace(cfg, spark=service_conf(cfg.spark))
         self.pipe = Pipeline(cfg, reporter, spark=spark)
-        self.once = once
+        self.once, self.metrics_textfile = once, metrics_textfile
 
     def run(self) -> Summary:
         pipe, cfg = self.pipe, self.pipe.cfg
         view = pipe.kafka_view()
         metrics = RunMetrics(cfg.sink.table_name, seconds(cfg.run.stuck_after))
+        metrics.textfile = self.metrics_textfile
         source = KafkaBatches(pipe, view, self.once, metrics)
         saved = self._signals(source)  # first: a stop during start-up ends the run before its first batch
+        succeeded = False
         try:
             if cfg.run.metrics_port is not None:
                 self._serve(metrics)
@@ -255,6 +258,7 @@ class Runner:
                 cfg.run.on_bad_record == "dead-letter" else None
             pipe.drain(cancel=summary.stopped_by == "signal")  # a stopped service does not wait for a compaction
             summary.seconds = round(time.monotonic() - source.t0, 3)
+            succeeded = summary.stopped_by != "signal"  # a --once run stopped early did not read what it had to
             return summary
         finally:
             metrics.close()
@@ -262,6 +266,8 @@ class Runner:
             for sig, old in saved.items():
                 signal.signal(sig, old)
             view.close()
+            if metrics.textfile:
+                self._write_textfile(metrics, succeeded)
 
     def _compact_left_pending(self, spec: hudi.TableSpec) -> None:
         """Compactions a killed run left requested or inflight: inline, completed now (inline compaction only runs
@@ -283,6 +289,15 @@ class Runner:
                               f"{run.metrics_host}: {e.strerror or e}", hint="choose a free port (or 0 for any)",
                               key="run.metrics_port") from None
         self.pipe.reporter.info(f"metrics on http://{run.metrics_host}:{port}/metrics and /healthz")
+
+    def _write_textfile(self, metrics: RunMetrics, succeeded: bool) -> None:
+        """The run's metrics for node_exporter, whatever its end; a file that cannot be written is a warning, not
+        a failed run: its rows are committed, and the last success the file keeps ages until an alert sees it."""
+        try:
+            metrics.write_textfile(succeeded)
+        except OSError as e:
+            self.pipe.reporter.warn(f"the metrics textfile {metrics.textfile} was not written: {e.strerror or e}; "
+                                    "check the folder's space and permissions")
 
     def _signals(self, source: KafkaBatches) -> dict:
         def handler(signum, frame):
