@@ -11,7 +11,7 @@ REGISTRY_PORT ?= 8081
 BENCH_SIZE ?= smoke
 BENCH_ARGS ?=
 
-.PHONY: help setup prereqs bundles kafka-up kafka-down registry-up registry-down test soak test-unit test-integration conformance demo demo-avro bench lint docs clean
+.PHONY: help setup prereqs bundles jars-lock kafka-up kafka-down registry-up registry-down test test-prereqs soak test-unit test-integration conformance demo demo-avro bench lint docs clean
 
 help:
 	@echo "make demo   - start a local broker, produce sample Debezium events, sync them into a Hudi table, show it"
@@ -21,6 +21,7 @@ help:
 	@echo "make conformance - the same checks against the real CDC corpus (CDCSYNC_FIXTURES, else ../shared/fixtures/cdc)"
 	@echo "make bench  - one Debezium workload through cdcsync, the hand-written peer, the bound and the Parquet floor (BENCH_SIZE=tiny|smoke|full)"
 	@echo "make docs   - build docs/ as a site (.local/site), failing on any broken link"
+	@echo "make jars-lock - after a change to bundles/spark/pom.xml: rewrite cdcsync/jars.lock (what 'cdcsync jars fetch' downloads)"
 	@echo "make setup | bundles | kafka-up | kafka-down | registry-up | registry-down | lint | clean"
 
 prereqs:
@@ -40,6 +41,10 @@ setup: prereqs $(VENV)/.installed bundles
 bundles: prereqs
 	@bash bundles/fetch.sh
 
+# the manifest an installed cdcsync fetches by: bundles/spark/pom.xml's resolution, with Maven Central's SHA-1s
+jars-lock: $(VENV)/.installed bundles
+	$(PY) -m devtools.jars_lock
+
 kafka-up: setup
 	$(PY) -m devtools.local_kafka up --port $(KAFKA_PORT)
 
@@ -52,14 +57,18 @@ registry-down:
 kafka-down:
 	@test -x $(PY) && $(PY) -m devtools.local_kafka down || true
 
-test: setup
+# promtool checks the example alert rules and dashboard queries (tests/unit/test_monitoring_examples.py)
+test-prereqs:
+	@command -v promtool >/dev/null || { echo "error: promtool is required by the tests (Debian: apt-get install --no-install-recommends prometheus)"; exit 1; }
+
+test: setup test-prereqs
 	$(VENV)/bin/pytest -q -n 2 --dist loadfile -m "not soak" tests/unit tests/integration
 
 # the long runs: 20 back-to-back `run --once` processes, 50 replayed ranges; run before a release (too long for CI)
 soak: setup
 	$(VENV)/bin/pytest -q -m soak tests/integration
 
-test-unit: setup
+test-unit: setup test-prereqs
 	$(VENV)/bin/pytest -q tests/unit
 
 test-integration: setup

@@ -121,7 +121,7 @@ def test_shell_completion_completes_commands_and_options_without_pyspark():
     script = cdcsync("--show-completion", "bash", env={"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"},
                      timeout=30, jvm_free=True)
     assert script.returncode == 0 and "_CDCSYNC_COMPLETE=complete_bash" in script.stdout, script.stderr
-    for words, cword, want in (("cdcsync st", 1, "status"), ("cdcsync run --metr", 2, "--metrics-port")):
+    for words, cword, want in (("cdcsync st", 1, "status"), ("cdcsync run --metrics-p", 2, "--metrics-port")):
         p = cdcsync(env={"_CDCSYNC_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)},
                     timeout=30, jvm_free=True)
         assert p.returncode == 0 and p.stdout.split() == [want], (words, p.stdout, p.stderr)
