@@ -45,6 +45,8 @@ class BrokerSpec:
     listeners: list[Listener]
     extra_props: dict[str, str] = field(default_factory=dict)
     scram_users: list[tuple[str, str, str]] = field(default_factory=list)  # (mechanism, user, password)
+    # JVM system properties, e.g. org.apache.kafka.sasl.oauthbearer.allowed.urls, which Kafka 4 needs for a JWKS URL
+    jvm_props: dict[str, str] = field(default_factory=dict)
     heap: str = "512m"
 
 
@@ -135,7 +137,7 @@ class LocalBroker:
         return [
             java_bin(), f"-Xmx{self.spec.heap}", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
             f"-Dlog4j2.configurationFile={log4j}", "-Djava.awt.headless=true",
-            "-cp", classpath(), main, *args,
+            *(f"-D{k}={v}" for k, v in self.spec.jvm_props.items()), "-cp", classpath(), main, *args,
         ]
 
     def start(self, timeout: float = 60.0) -> LocalBroker:

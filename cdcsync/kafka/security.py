@@ -5,22 +5,19 @@ Also the redaction helpers: secrets never reach repr(), describe(), or any text 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from cdcsync.errors import ConfigError
+from cdcsync.kafka import msk, oidc
+from cdcsync.kafka.jaas import MODULE_MECHANISM, escape, parse_jaas
 from cdcsync.secrets import is_secret_key
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-PASSWORD_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")  # the ones the probe can authenticate with
+PASSWORD_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+TOKEN_MECHANISMS = ("OAUTHBEARER", "AWS_MSK_IAM")  # with an OIDC token endpoint, with AWS credentials
 MASK = "****"
-
-_JAAS_OPT = re.compile(r'([A-Za-z_][\w.\-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s;"]+))')
-# Java's default sasl.mechanism is GSSAPI; the login module tells us what the operator meant.
-_MODULE_MECHANISM = {"PlainLoginModule": "PLAIN", "OAuthBearerLoginModule": "OAUTHBEARER", "Krb5LoginModule": "GSSAPI",
-                     "IAMLoginModule": "AWS_MSK_IAM"}
 
 
 @dataclass(frozen=True)
@@ -37,6 +34,8 @@ class Security:
     ssl_keystore_pem: str | None = field(default=None, repr=False)  # key and chain read from a JKS/PKCS12/inline store
     ssl_check_hostname: bool = True
     ssl_verify: bool = True
+    oauth: oidc.OidcClient | None = None  # OAUTHBEARER's token endpoint and client credentials
+    aws_profile: str | None = None  # AWS_MSK_IAM's awsProfileName; None: botocore's default credential chain
     origin: str = "defaults"  # where the settings came from, named in hints
 
     @property
@@ -48,7 +47,16 @@ class Security:
         return self.protocol in ("SASL_PLAINTEXT", "SASL_SSL")
 
     def secrets(self) -> list[str]:
-        return [s for s in (self.password, self.ssl_key_password) if s]
+        return [s for s in (self.password, self.ssl_key_password, self.oauth and self.oauth.client_secret) if s]
+
+    @property
+    def authenticates(self) -> bool:
+        """The probe and the planner can log in with this mechanism and these settings."""
+        return self.sasl_mechanism in PASSWORD_MECHANISMS or self.sasl_mechanism == "AWS_MSK_IAM" or \
+            (self.sasl_mechanism == "OAUTHBEARER" and self.oauth is not None)
+
+    def token_provider(self) -> oidc.TokenProvider | None:
+        return oidc.TokenProvider(self.oauth) if self.sasl_mechanism == "OAUTHBEARER" and self.oauth else None
 
     def describe(self) -> dict[str, Any]:
         """What the probe used, safe to print."""
@@ -56,6 +64,11 @@ class Security:
         if self.sasl:
             out.update(sasl_mechanism=self.sasl_mechanism, sasl_username=self.username,
                        sasl_password=MASK if self.password else None)
+        if self.sasl and self.oauth:
+            out.update(sasl_oauthbearer_token_endpoint=self.oauth.endpoint, sasl_oauthbearer_scope=self.oauth.scope,
+                       sasl_oauthbearer_client_id=self.oauth.client_id, sasl_oauthbearer_client_secret=MASK)
+        if self.sasl_mechanism == "AWS_MSK_IAM":
+            out.update(aws_profile=self.aws_profile or "default credential chain")
         if self.tls:
             out.update(ssl_cafile=self.ssl_cafile or ("from the trust store" if self.ssl_cadata else
                                                       "system default CAs"),
@@ -70,6 +83,12 @@ class Security:
         if self.sasl:
             kw.update(sasl_mechanism=self.sasl_mechanism, sasl_plain_username=self.username,
                       sasl_plain_password=self.password)
+        if self.sasl_mechanism == "AWS_MSK_IAM":
+            msk.install(self.aws_profile)
+        tokens = self.token_provider()
+        if tokens is not None:
+            tokens.token()  # now: a refused client fails here with the endpoint's answer, not in kafka-python's retries
+            kw.update(sasl_oauth_token_provider=tokens)
         if self.tls:  # one context, so trust stores, inline PEM and verification reach kafka-python too
             kw.update(ssl_context=self.ssl_context(), ssl_check_hostname=self.ssl_check_hostname)
         return {k: v for k, v in kw.items() if v is not None}
@@ -110,14 +129,6 @@ def _load_chain_from_memory(ctx, pem_text: str, password: str | None) -> None:
         os.unlink(path)
 
 
-def parse_jaas(text: str) -> tuple[str | None, dict[str, str]]:
-    """`org.apache...PlainLoginModule required username="u" password="p";` -> ("PlainLoginModule", options)."""
-    head = text.strip().split(None, 1)
-    module = head[0].rsplit(".", 1)[-1] if head else None
-    opts = {m.group(1): (m.group(2) if m.group(2) is not None else m.group(3)) for m in _JAAS_OPT.finditer(text)}
-    return module, {k: re.sub(r"\\(.)", r"\1", v) for k, v in opts.items()}
-
-
 def from_properties(props: dict[str, Any], origin: str = "[source.properties]") -> Security:
     """Map Java client properties (plus librdkafka's ssl.ca.location / sasl.username spellings) to a Security."""
     p = {str(k).strip(): ("" if v is None else str(v)) for k, v in props.items()}
@@ -148,7 +159,7 @@ def from_properties(props: dict[str, Any], origin: str = "[source.properties]") 
     elif p.get("ssl.keystore.key") and p.get("ssl.keystore.certificate.chain"):  # Kafka's inline PEM key store
         keystore_pem = p["ssl.keystore.key"].strip() + "\n" + p["ssl.keystore.certificate.chain"].strip() + "\n"
     algo = p.get("ssl.endpoint.identification.algorithm")
-    sec = Security(
+    sec = Security(oauth=oidc.from_jaas(p, module, jaas), aws_profile=jaas.get("awsProfileName") or None,
         protocol=protocol, sasl_mechanism=mechanism, username=username, password=password,
         ssl_cafile=cafile, ssl_cadata=cadata, ssl_certfile=certfile, ssl_keyfile=keyfile,
         ssl_key_password=p.get("ssl.key.password") or None, ssl_keystore_pem=keystore_pem,
@@ -156,7 +167,7 @@ def from_properties(props: dict[str, Any], origin: str = "[source.properties]") 
         ssl_verify=p.get("enable.ssl.certificate.verification", "true").lower() != "false", origin=origin,
     )
     if not sec.sasl:  # Kafka clients ignore SASL settings unless security.protocol is SASL_*; so does the probe
-        return replace(sec, sasl_mechanism=None, username=None, password=None)
+        return replace(sec, sasl_mechanism=None, username=None, password=None, oauth=None, aws_profile=None)
     return _default_mechanism(sec, module, origin)
 
 
@@ -167,7 +178,7 @@ def _default_mechanism(sec: Security, module: str | None, origin: str) -> Securi
         raise ConfigError(f"{origin}: sasl.jaas.config uses ScramLoginModule but sasl.mechanism is not set "
                           "(Kafka clients then try GSSAPI)", hint="set sasl.mechanism = SCRAM-SHA-256 or SCRAM-SHA-512",
                           key="sasl.mechanism")
-    return replace(sec, sasl_mechanism=_MODULE_MECHANISM.get(module or "", "GSSAPI"))
+    return replace(sec, sasl_mechanism=MODULE_MECHANISM.get(module or "", "GSSAPI"))
 
 
 def _truststore(p: dict[str, str], origin: str) -> tuple[str | None, str | None]:
@@ -296,18 +307,28 @@ def java_properties(props: dict[str, Any], origin: str = "[source.properties]") 
                                                                                   ("password", password))):
             raise ConfigError(f"{origin}: sasl.username/sasl.password and sasl.jaas.config name different "
                               "credentials", hint="keep one of them", key="sasl.username")
-        mechanism = (p.get("sasl.mechanism") or _MODULE_MECHANISM.get((module or "").rsplit(".", 1)[-1], "PLAIN"))
+        mechanism = (p.get("sasl.mechanism") or MODULE_MECHANISM.get((module or "").rsplit(".", 1)[-1], "PLAIN"))
         if not module and mechanism.upper() not in _JAVA_LOGIN:
             raise ConfigError(f"{origin}: sasl.username is set for sasl.mechanism {mechanism}",
                               hint="set sasl.jaas.config for that mechanism", key="sasl.username")
         p["sasl.mechanism"] = mechanism.upper()
         p["sasl.jaas.config"] = f'{module or _JAVA_LOGIN[mechanism.upper()]} required ' \
-                                f'username="{_jaas_escape(user)}" password="{_jaas_escape(password)}";'
+                                f'username="{escape(user)}" password="{escape(password)}";'
+    _token_settings(p, origin)
     return p
 
 
-def _jaas_escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"')
+def _token_settings(p: dict[str, str], origin: str) -> None:
+    """OAUTHBEARER and AWS_MSK_IAM as both clients must get them (their modules say how)."""
+    if (p.get("security.protocol") or "").upper() not in ("SASL_PLAINTEXT", "SASL_SSL"):
+        return
+    module, jaas = parse_jaas(p["sasl.jaas.config"]) if p.get("sasl.jaas.config") else (None, {})
+    mechanism = (p.get("sasl.mechanism") or MODULE_MECHANISM.get(module or "", "")).upper()
+    if mechanism == "OAUTHBEARER" and p.get(oidc.URL_KEY):
+        oidc.java_settings(p, origin)
+    elif mechanism == "AWS_MSK_IAM":
+        msk.check(p, module, jaas, origin)
+        msk.java_settings(p)
 
 
 def for_clients(props: dict[str, Any], origin: str = "[source.properties]") -> tuple[Security, dict[str, str]]:
@@ -315,10 +336,13 @@ def for_clients(props: dict[str, Any], origin: str = "[source.properties]") -> t
     Everything that can be checked without a broker is, so `validate` and a run's start fail the same way."""
     java = java_properties(props, origin)  # first: a setting Spark would ignore matters more than its file
     sec = check(from_properties(props, origin))
-    if sec.sasl and sec.sasl_mechanism not in PASSWORD_MECHANISMS:
+    if sec.sasl and sec.sasl_mechanism == "OAUTHBEARER" and sec.oauth is None:
+        raise oidc.no_endpoint(origin)
+    if sec.sasl and not sec.authenticates:
         raise ConfigError(f"{origin}: sasl.mechanism = {sec.sasl_mechanism}: cdcsync's offset planner "
-                          f"(kafka-python) authenticates with {', '.join(PASSWORD_MECHANISMS)} only",
-                          hint="use one of those mechanisms on a listener the brokers offer", key="sasl.mechanism")
+                          f"(kafka-python) authenticates with {', '.join(PASSWORD_MECHANISMS + TOKEN_MECHANISMS)} "
+                          "only", hint="use one of those mechanisms on a listener the brokers offer",
+                          key="sasl.mechanism")
     if sec.tls:
         sec.ssl_context()  # files and passwords, loaded once now
     return sec, java
@@ -331,6 +355,10 @@ def check(sec: Security) -> Security:
                           hint='set sasl.jaas.config = "...PlainLoginModule required username=\\"u\\" '
                                'password=\\"p\\";" (or ScramLoginModule), or pass --sasl-username/--sasl-password',
                           key="sasl.jaas.config")
+    if sec.sasl and sec.sasl_mechanism == "OAUTHBEARER" and sec.oauth:
+        oidc.check(sec.oauth, sec.origin)
+    if sec.sasl and sec.sasl_mechanism == "AWS_MSK_IAM":
+        msk.check_protocol(sec.protocol, sec.origin)
     if not sec.sasl and (sec.sasl_mechanism or sec.username):
         raise ConfigError(f"{sec.origin}: SASL settings are given but security.protocol is {sec.protocol}, "
                           "so Kafka clients ignore them",
@@ -340,12 +368,13 @@ def check(sec: Security) -> Security:
 
 
 def secret_values(props: dict[str, Any]) -> list[str]:
-    """Every secret in a property map (JAAS passwords included), for scrubbing output."""
+    """Every secret in a property map (JAAS passwords included), for scrubbing output. Of a URL (the OIDC token
+    endpoint's), its user info: the rest names where the secret is sent, which a message must be able to say."""
     out = []
     for k, v in props.items():
         if v in (None, "") or not is_secret_key(k):
             continue
-        out.append(str(v))
+        out.append(oidc.url_secret(str(v)) if k.lower().endswith(".url") else str(v))
         if "jaas" in k.lower():
             out += [val for key, val in parse_jaas(str(v))[1].items() if is_secret_key(key) and val]
     return out

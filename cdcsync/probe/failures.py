@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from cdcsync.exit_codes import ExitCode
-from cdcsync.kafka.security import Security
+from cdcsync.kafka.security import TOKEN_MECHANISMS, Security
 from cdcsync.probe import certs, net
 from cdcsync.probe.hop import Client, Hop
 from cdcsync.probe.lint import ADVERTISED_FIX
@@ -66,6 +66,8 @@ def classify(hop: Hop, layer: str, e: WireError, t0: float, client: Client, addr
                             raw=msg)
         return hop.fail(layer, t0, ExitCode.TLS, f"does not speak the Kafka protocol here ({msg})",
                         "check the port: it should be a broker listener of this cluster", raw=msg)
+    if k.startswith("token_"):
+        return _classify_token(hop, layer, e, t0, sec)
     if layer == "sasl":
         if k == "not_offered":
             plain = "SSL" if sec.tls else "PLAINTEXT"
@@ -78,6 +80,13 @@ def classify(hop: Hop, layer: str, e: WireError, t0: float, client: Client, addr
             return hop.fail(layer, t0, ExitCode.AUTH, f"rejects SASL mechanism {sec.sasl_mechanism} (the listener "
                             f"enables {', '.join(enabled) or 'none'})",
                             f"set sasl.mechanism to one of: {', '.join(enabled) or 'none'}", raw=msg)
+        if k == "auth_failed" and sec.sasl_mechanism in TOKEN_MECHANISMS:
+            return _token_refused(hop, e, t0, sec)
+        if k == "credentials":
+            return hop.fail(layer, t0, ExitCode.AUTH, f"cannot be signed in to with AWS_MSK_IAM: {msg}",
+                            "give credentials and a region to the profile named by awsProfileName in "
+                            "sasl.jaas.config (or to the default chain: AWS_* variables, ~/.aws, the instance's role)",
+                            raw=msg)
         if k == "auth_failed":
             where = ("the broker's PLAIN users (user_<name>=\"<password>\" in its JAAS config)"
                      if sec.sasl_mechanism == "PLAIN" else
@@ -101,6 +110,36 @@ def classify(hop: Hop, layer: str, e: WireError, t0: float, client: Client, addr
                         "the broker is overloaded or stuck: check its log", raw=msg)
     return hop.fail(layer, t0, ExitCode.TLS, f"failed the Metadata request ({msg})",
                     "the broker log names the reason", raw=msg)
+
+
+def _classify_token(hop: Hop, layer: str, e: WireError, t0: float, sec: Security) -> None:
+    """The token endpoint, not the broker, failed: unreachable, refusing the client, or answering no token."""
+    client = sec.oauth.client_id if sec.oauth else "?"
+    if e.kind == "token_unreachable":
+        return hop.fail(layer, t0, ExitCode.UNREACHABLE, f"cannot get an OAUTHBEARER token: {e.message}",
+                        "check sasl.oauthbearer.token.endpoint.url and that this host reaches the identity provider",
+                        raw=e.message)
+    if e.kind == "token_refused":
+        return hop.fail(layer, t0, ExitCode.AUTH, f"cannot get an OAUTHBEARER token for client {client}: the token "
+                        f"endpoint refused the request: {e.message}",
+                        "check clientId, clientSecret and scope in sasl.jaas.config against the identity provider's "
+                        "client (a client-credentials grant)", raw=e.message)
+    return hop.fail(layer, t0, ExitCode.AUTH, f"cannot get an OAUTHBEARER token: {e.message}",
+                    "check that sasl.oauthbearer.token.endpoint.url is the identity provider's OAuth 2 token endpoint",
+                    raw=e.message)
+
+
+def _token_refused(hop: Hop, e: WireError, t0: float, sec: Security) -> None:
+    if sec.sasl_mechanism == "OAUTHBEARER":
+        return hop.fail("sasl", t0, ExitCode.AUTH, f"rejects the OAUTHBEARER token of client "
+                        f"{sec.oauth.client_id if sec.oauth else '?'} (the token endpoint issued it, the broker "
+                        "refused it)", "the broker checks the token's signature against its JWKS "
+                        "(sasl.oauthbearer.jwks.endpoint.url) and its aud, iss and scope against "
+                        "sasl.oauthbearer.expected.audience/issuer: check them, and the broker's log", raw=e.message)
+    return hop.fail("sasl", t0, ExitCode.AUTH, "rejects AWS_MSK_IAM authentication for "
+                    + (f"AWS profile {sec.aws_profile}" if sec.aws_profile else "the default AWS credentials"),
+                    "check that the credentials' IAM policy allows kafka-cluster:Connect on this cluster, and this "
+                    "host's clock (the signature is valid for 15 minutes)", raw=e.message)
 
 
 def _classify_tls(hop: Hop, e: WireError, t0: float, sec: Security, addr, sniff_deadline: float) -> None:

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field
 
 from cdcsync.exit_codes import ExitCode
+from cdcsync.kafka.oidc import TokenProvider
 from cdcsync.kafka.security import Security
 from cdcsync.probe.net import endpoint
 from cdcsync.probe.protocol import Session
@@ -16,10 +17,12 @@ from cdcsync.probe.report import FAIL, SKIP, WARN, Check
 
 @dataclass(frozen=True)
 class Client:
-    """How this host connects: the security settings, their TLS context, the time allowed for each endpoint."""
+    """How this host connects: the security settings, their TLS context, the time allowed for each endpoint, and
+    the OAUTHBEARER token provider every ladder shares (one token for the whole walk)."""
     sec: Security
     ctx: ssl.SSLContext | None
     timeout: float
+    tokens: TokenProvider | None = None
 
 
 @dataclass

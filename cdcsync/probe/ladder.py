@@ -1,10 +1,13 @@
-"""One endpoint's ladder on one connection: DNS → TCP → TLS → ApiVersions → SASL → Metadata, each hop timed and
-checked; the first failure is classified (`failures`) and the hops after it are skipped."""
+"""One endpoint's ladder on one connection: DNS → TCP → TLS → ApiVersions → (OAUTHBEARER: the token endpoint) → SASL
+→ Metadata, each hop timed and checked; the first failure is classified (`failures`) and the hops after it are
+skipped."""
 
 from __future__ import annotations
 
 import time
 
+from cdcsync.kafka.oidc import TokenError
+from cdcsync.kafka.security import Security
 from cdcsync.probe import certs, failures, net
 from cdcsync.probe.hop import Client, Hop
 from cdcsync.probe.net import WireError, endpoint
@@ -15,7 +18,8 @@ from cdcsync.probe.report import OK, WARN
 def run_ladder(hop: Hop, client: Client, topics: list[str] | None = None, keep_open: bool = False) -> Hop:
     """DNS → TCP → TLS → ApiVersions → SASL → Metadata against one host:port, on one connection."""
     sec = client.sec
-    layers = ["dns", "tcp"] + (["tls"] if sec.tls else []) + ["api-versions"] + (["sasl"] if sec.sasl else [])
+    layers = ["dns", "tcp"] + (["tls"] if sec.tls else []) + ["api-versions"] + (["token"] if client.tokens else [])
+    layers += ["sasl"] if sec.sasl else []
     layers.append("metadata")
     deadline = time.monotonic() + client.timeout
     sock = addr = None
@@ -43,10 +47,13 @@ def run_ladder(hop: Hop, client: Client, topics: list[str] | None = None, keep_o
                 hop.add("api-versions", WARN if missing else OK, _versions(versions, missing), t0,
                         hint="cdcsync needs these APIs: is this a Kafka broker (not a KRaft controller)?"
                         if missing else "", finding=f"{hop.who} lacks {', '.join(missing)}" if missing else "")
+            elif layer == "token":
+                hop.add("token", OK, f"{_token(client)} for client {sec.oauth.client_id} from the token endpoint "
+                        f"{sec.oauth.endpoint}", t0)
             elif layer == "sasl":
                 enabled = session.sasl_handshake(sec.sasl_mechanism)
                 try:
-                    session.sasl_authenticate(sec, hop.host)
+                    session.sasl_authenticate(sec, hop.host, client.tokens)
                 except WireError as e:
                     if e.kind != "unsupported_mechanism":
                         raise
@@ -56,7 +63,7 @@ def run_ladder(hop: Hop, client: Client, topics: list[str] | None = None, keep_o
                     hop.skip(layers[i + 1:], "SASL (not verified)")
                     session.close()
                     return hop
-                hop.add("sasl", OK, f"authenticated as {sec.username} with {sec.sasl_mechanism} "
+                hop.add("sasl", OK, f"authenticated as {principal(sec)} with {sec.sasl_mechanism} "
                         f"(listener enables {', '.join(enabled)})", t0)
             elif layer == "metadata":
                 hop.metadata = session.metadata(topics if topics is not None else [], False)
@@ -75,6 +82,25 @@ def run_ladder(hop: Hop, client: Client, topics: list[str] | None = None, keep_o
 
 
 # ---- details for passing checks -------------------------------------------------------------------------------
+
+def principal(sec: Security) -> str:
+    """Who the SASL login is, safe to print."""
+    if sec.sasl_mechanism == "OAUTHBEARER" and sec.oauth:
+        return f"client {sec.oauth.client_id} (OIDC token)"
+    if sec.sasl_mechanism == "AWS_MSK_IAM":
+        return f"AWS profile {sec.aws_profile}" if sec.aws_profile else "the default AWS credentials"
+    return str(sec.username)
+
+
+def _token(client: Client) -> str:
+    """The walk's one token (cached), its lifetime read from its claims."""
+    try:
+        client.tokens.token()
+    except TokenError as e:
+        raise WireError(f"token_{e.kind}", e.message) from None
+    left = client.tokens.expires_at - time.time()
+    return f"got a token valid for {left:.0f}s"
+
 
 def _addresses(addrs: list[str]) -> str:
     return addrs[0] if len(addrs) == 1 else f"{', '.join(addrs)} ({len(addrs)} addresses)"

@@ -21,7 +21,10 @@ from kafka.protocol.sasl_authenticate import SaslAuthenticateRequest
 from kafka.protocol.sasl_handshake import SaslHandshakeRequest
 
 from cdcsync import __version__
-from cdcsync.kafka.security import PASSWORD_MECHANISMS, Security
+from cdcsync.kafka.msk import CredentialsError, available
+from cdcsync.kafka.msk import mechanism as msk_mechanism
+from cdcsync.kafka.oidc import TokenError, TokenProvider
+from cdcsync.kafka.security import Security
 from cdcsync.probe.net import CLIENT_CERT_ALERTS, WireError, client_cert_refused, remaining
 
 # kafka.sasl warns "sending password in the clear" through logging's last-resort handler, i.e. onto our stderr.
@@ -128,26 +131,31 @@ class Session:
             raise WireError("error", f"SaslHandshake failed: {error_name(resp.error_code)}", code=resp.error_code)
         return enabled
 
-    def sasl_authenticate(self, sec: Security, host: str) -> None:
-        from kafka.sasl import get_sasl_mechanism
-
-        if sec.sasl_mechanism not in PASSWORD_MECHANISMS:
-            raise WireError("unsupported_mechanism", f"the probe cannot authenticate with {sec.sasl_mechanism}")
+    def sasl_authenticate(self, sec: Security, host: str, tokens: TokenProvider | None = None) -> None:
+        """Log in as kafka-python would, with the walk's OAUTHBEARER `tokens`; raises auth_failed with the broker's
+        reason (an OAUTHBEARER refusal's JSON challenge included), or credentials/token_* before anything is sent."""
         v = self._version(36, 0, 1)
-        mech = get_sasl_mechanism(sec.sasl_mechanism)(
-            host=host, security_protocol=sec.protocol, sasl_mechanism=sec.sasl_mechanism,
-            sasl_plain_username=sec.username, sasl_plain_password=sec.password)
+        mech = _mechanism(sec, host, tokens)
+        challenge = ""
         while not mech.is_done():
-            resp = self.call(SaslAuthenticateRequest[v](mech.auth_bytes()))
+            try:
+                auth = mech.auth_bytes()
+            except (TokenError, CredentialsError) as e:
+                raise WireError(f"token_{e.kind}" if isinstance(e, TokenError) else "credentials", e.args[0]) from None
+            resp = self.call(SaslAuthenticateRequest[v](auth))
             if resp.error_code:
-                raise WireError("auth_failed", resp.error_message or error_name(resp.error_code),
-                                code=resp.error_code)
+                reason = resp.error_message or error_name(resp.error_code)
+                why = reason if challenge in reason else f"{reason} (the broker's answer to the token: {challenge})"
+                raise WireError("auth_failed", why, code=resp.error_code)
+            if sec.sasl_mechanism == "OAUTHBEARER" and resp.auth_bytes:  # RFC 7628's error, before the failure
+                challenge = bytes(resp.auth_bytes).decode(errors="replace")
             try:
                 mech.receive(resp.auth_bytes)
             except ValueError as e:  # SCRAM: the server's proof does not match
                 raise WireError("auth_failed", f"the server's SCRAM proof did not verify ({e})") from None
         if not mech.is_authenticated():
-            raise WireError("auth_failed", f"authentication with {sec.sasl_mechanism} did not succeed")
+            raise WireError("auth_failed", f"authentication with {sec.sasl_mechanism} did not succeed {challenge}"
+                            .strip())
 
     def metadata(self, topics: list[str] | None, allow_auto_topic_creation: bool = False) -> dict:
         """Brokers, cluster id, controller and the named topics (None: all; []: none). Never creates a topic."""
@@ -169,6 +177,24 @@ class Session:
         r = self.call(FindCoordinatorRequest[v](group, 0))
         return {"error_code": r.error_code, "error": error_name(r.error_code) if r.error_code else None,
                 "message": r.error_message, "id": r.coordinator_id, "host": r.host, "port": r.port}
+
+
+def _mechanism(sec: Security, host: str, tokens: TokenProvider | None):
+    """kafka-python's SASL mechanism for `sec`, or unsupported_mechanism when the probe cannot log in with it."""
+    from kafka.sasl import get_sasl_mechanism
+
+    if not sec.authenticates or (sec.sasl_mechanism == "OAUTHBEARER" and tokens is None):
+        raise WireError("unsupported_mechanism", f"the probe cannot authenticate with {sec.sasl_mechanism}"
+                        + (" without sasl.oauthbearer.token.endpoint.url" if sec.sasl_mechanism == "OAUTHBEARER"
+                           else ""))
+    if sec.sasl_mechanism == "AWS_MSK_IAM":
+        if not available():
+            raise WireError("unsupported_mechanism", "the probe signs AWS_MSK_IAM with botocore, which is not "
+                            "installed (pip install 'cdcsync[msk]')")
+        return msk_mechanism(sec.aws_profile)(host=host, security_protocol=sec.protocol)
+    return get_sasl_mechanism(sec.sasl_mechanism)(
+        host=host, security_protocol=sec.protocol, sasl_mechanism=sec.sasl_mechanism,
+        sasl_plain_username=sec.username, sasl_plain_password=sec.password, sasl_oauth_token_provider=tokens)
 
 
 def _topic(t, version: int) -> dict:

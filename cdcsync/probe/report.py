@@ -14,7 +14,7 @@ OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
 class Check:
     role: str  # bootstrap | broker | coordinator | cluster | topic | group
     target: str  # host:port, topic or group
-    layer: str  # dns | tcp | tls | api-versions | sasl | metadata | listener | topic | group
+    layer: str  # dns | tcp | tls | api-versions | token (OAUTHBEARER) | sasl | metadata | listener | topic | group
     status: str  # ok | warn | fail | skip
     detail: str
     hint: str = ""

@@ -37,7 +37,7 @@ def probe(bootstrap: list[tuple[str, int]], sec: Security, *, topics: list[str] 
     started = time.perf_counter()
     topics = list(dict.fromkeys(topics or []))
     report = Report([endpoint(h, p) for h, p in bootstrap], sec.describe())
-    client = Client(sec, sec.ssl_context() if sec.tls else None, timeout)
+    client = Client(sec, sec.ssl_context() if sec.tls else None, timeout, sec.token_provider())
     with ThreadPoolExecutor(max_workers=16, thread_name_prefix="probe") as pool:
         boots = list(pool.map(lambda hp: run_ladder(Hop(hp[0], hp[1], "bootstrap"), client, topics, keep_open=True),
                               bootstrap))

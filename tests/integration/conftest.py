@@ -14,19 +14,24 @@ from pathlib import Path
 import pytest
 
 from devtools.local_kafka import BrokerSpec, Listener, LocalBroker, free_port
+from devtools.oidc import OidcServer
 from devtools.tls import CertFiles, make_ca, make_server_cert
 
 USER, PASSWORD = "carol", "Carol-pw-51d0a7"  # distinctive, so outputs can be searched for it
+OIDC_CLIENT, OIDC_SECRET = "cdcsync-planner", "Oidc-secret-9f2b64"  # the token endpoint's one client
+OIDC_AUDIENCE = "kafka-test"
 
 
 @dataclass
 class Secured:
-    """The session broker's secured listeners: SASL (PLAIN), SASLSSL (SCRAM-SHA-512), MTLS (client certificate)."""
+    """The session broker's secured listeners: SASL (PLAIN), SASLSSL (SCRAM-SHA-512), MTLS (client certificate),
+    OAUTH (SASL_PLAINTEXT with OAUTHBEARER: JWTs of `oidc`, checked against its JWKS)."""
     ports: dict[str, int]
     ca: CertFiles
     client: CertFiles  # signed by `ca` for mutual TLS
     other_ca: CertFiles  # trusted by nobody
     directory: Path
+    oidc: OidcServer
     user: str = USER
     password: str = PASSWORD
 
@@ -35,15 +40,41 @@ class Secured:
 
 
 @pytest.fixture(scope="session")
-def kafka_broker(tmp_path_factory):
+def oidc():
+    """The OIDC token endpoint and JWKS the broker's OAUTH listener trusts: started before the broker, which fetches
+    the JWKS as it starts."""
+    server = OidcServer({OIDC_CLIENT: OIDC_SECRET}, audience=OIDC_AUDIENCE).start()
+    yield server
+    server.stop()
+
+
+def _oauth_props(oidc: OidcServer) -> dict[str, str]:
+    """Kafka 4's JWT validator on the OAUTH listener: signatures from the JWKS, audience and issuer as issued."""
+    return {
+        # 4.1's default (DefaultJwtValidator built without a key resolver) checks claims only, never the signature
+        "sasl.oauthbearer.jwt.validator.class": "org.apache.kafka.common.security.oauthbearer.BrokerJwtValidator",
+        "listener.name.oauth.sasl.enabled.mechanisms": "OAUTHBEARER",
+        "listener.name.oauth.oauthbearer.sasl.server.callback.handler.class":
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+        "listener.name.oauth.oauthbearer.sasl.jaas.config":
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+        "sasl.oauthbearer.jwks.endpoint.url": oidc.jwks_url,
+        "sasl.oauthbearer.expected.audience": oidc.audience,
+        "sasl.oauthbearer.expected.issuer": oidc.issuer,
+    }
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory, oidc):
     d = tmp_path_factory.mktemp("kafka")
     ca, other_ca = make_ca(d / "ca", "cdcsync test CA"), make_ca(d / "other-ca", "an unrelated CA")
     server = make_server_cert(ca, d / "server", dns=["localhost"])
     client = make_server_cert(ca, d / "client", dns=["cdcsync-client"], client=True)
-    ports = {name: free_port() for name in ("SASL", "SASLSSL", "MTLS")}
+    ports = {name: free_port() for name in ("SASL", "SASLSSL", "MTLS", "OAUTH")}
     listeners = [Listener("PLAINTEXT", free_port()), Listener("SASL", ports["SASL"], "SASL_PLAINTEXT"),
                  Listener("SASLSSL", ports["SASLSSL"], "SASL_SSL", advertise=f"localhost:{ports['SASLSSL']}"),
-                 Listener("MTLS", ports["MTLS"], "SSL", advertise=f"localhost:{ports['MTLS']}")]
+                 Listener("MTLS", ports["MTLS"], "SSL", advertise=f"localhost:{ports['MTLS']}"),
+                 Listener("OAUTH", ports["OAUTH"], "SASL_PLAINTEXT")]
     props = {
         "log.retention.ms": "-1",  # tests stamp records with fixed past times, which a 7-day retention would delete
         "listener.name.sasl.sasl.enabled.mechanisms": "PLAIN",
@@ -58,9 +89,12 @@ def kafka_broker(tmp_path_factory):
                   f"listener.name.{name}.ssl.keystore.location": str(server.keystore)}
     props |= {"listener.name.mtls.ssl.client.auth": "required", "listener.name.mtls.ssl.truststore.type": "PEM",
               "listener.name.mtls.ssl.truststore.location": str(ca.cert_path)}
-    broker = LocalBroker(BrokerSpec(d, listeners, extra_props=props, scram_users=[("SCRAM-SHA-512", USER, PASSWORD)]))
+    props |= _oauth_props(oidc)
+    broker = LocalBroker(BrokerSpec(d, listeners, extra_props=props, scram_users=[("SCRAM-SHA-512", USER, PASSWORD)],
+                                    jvm_props={"org.apache.kafka.sasl.oauthbearer.allowed.urls":
+                                               f"{oidc.jwks_url},{oidc.token_url}"}))
     broker.start()  # raises BrokerError (a test error, not a skip) when java or the jars are missing
-    broker.secured = Secured(ports, ca, client, other_ca, d)
+    broker.secured = Secured(ports, ca, client, other_ca, d, oidc)
     yield broker
     broker.stop()
 
