@@ -4,6 +4,6 @@ Java, the jars or the broker are missing. `make test` does not run it."""
 
 from __future__ import annotations
 
-# the integration suite's real broker and SparkSession, one each for the session
-from tests.integration.conftest import bootstrap, kafka_broker, make_topic, produce, spark  # noqa: F401
+# the integration suite's real broker (and the OIDC endpoint it trusts) and SparkSession, one each for the session
+from tests.integration.conftest import bootstrap, kafka_broker, make_topic, oidc, produce, spark  # noqa: F401
 

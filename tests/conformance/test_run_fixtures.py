@@ -1,64 +1,21 @@
 """Acceptance (issue 3, point 1): every real CDC fixture, produced to the real broker, ends as the correct final
-table (the files take MOR and COW in turn), read back with Spark and with hudi-rs. The expectation comes from the
-pure-Python decoders (cdcsync.formats), an implementation independent of the Spark SQL path under test."""
+table (the files take MOR and COW in turn), read back with Spark and with hudi-rs: the tests of
+tests/integration/engine/test_run_fixtures.py that take `corpus`. The expectation comes from the pure-Python decoders
+(cdcsync.formats), an implementation independent of the Spark SQL path under test (cdc_fixtures.Conformance.landed)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.conformance.cdc_fixtures import FIXTURES, fixture_format, fixture_messages, require_corpus
-from tests.integration.engine.helpers import by_key, hudi_rs_rows, run_once, spark_rows, write_config
+from tests.conformance.cdc_fixtures import ALL_TYPES, CORPUS, messages  # noqa: F401 (CORPUS: fixture and hook read it)
+from tests.corpus import corpus_fixture, pytest_generate_tests  # noqa: F401
+from tests.integration.engine.helpers import run_once, write_config
+from tests.integration.engine.test_run_fixtures import (  # noqa: F401
+    test_every_fixture_file_is_covered,
+    test_fixture_lands_as_final_table,
+)
 
 pytestmark = pytest.mark.integration
-
-FILES = sorted(require_corpus().glob("*.txt"))
-KEYS = {"debezium-mysql-all-types-with-schema.txt": ["_id"]}
-
-
-def expected_state(path: Path, key: list[str]) -> dict:
-    from cdcsync.formats import get_decoder
-    from cdcsync.formats.state import final_state
-
-    decoder = get_decoder(fixture_format(path), typed=True)
-    changes = [c for m in fixture_messages(path) for c in decoder.parse(m.encode())]
-    state = final_state(changes, key)
-    return by_key(list(state.values()), key)
-
-
-def test_every_fixture_file_is_covered():
-    assert len(FILES) >= 6, f"expected the six CDC fixture files in {FIXTURES}"
-
-
-CASES = [pytest.param(f, ("MERGE_ON_READ", "COPY_ON_WRITE")[i % 2], id=f"{f.name}-{('MOR', 'COW')[i % 2]}")
-         for i, f in enumerate(FILES)]
-
-
-@pytest.mark.parametrize("fixture, table_type", CASES)
-def test_fixture_lands_as_final_table(spark, bootstrap, make_topic, produce, tmp_path, fixture, table_type):
-    fmt = fixture_format(fixture)
-    key = KEYS.get(fixture.name, ["id"])
-    topic = make_topic(partitions=1)
-    msgs = fixture_messages(fixture)
-    produce(topic, msgs)
-    extra = {} if fmt in ("canal-json", "maxwell-json") else {"sink.primary_key": key}  # those carry their keys
-    cfg = write_config(tmp_path, bootstrap, topic, fmt, table_type, **extra)
-
-    summary = run_once(cfg, spark)
-
-    assert summary.totals["messages"] == len(msgs)
-    assert summary.totals["bad"] == 0
-    want = expected_state(fixture, key)
-    assert want, "the fixture must leave rows"
-    got_spark = by_key(spark_rows(spark, str(tmp_path / "table")), key)
-    got_rs = by_key(hudi_rs_rows(str(tmp_path / "table")), key)
-    assert set(got_spark) == set(want), f"keys differ: spark={sorted(got_spark)} want={sorted(want)}"
-    for k, row in want.items():
-        for col, value in row.items():
-            assert got_spark[k].get(col) == value, f"{fixture.name} {k} {col}: spark {got_spark[k].get(col)!r}"
-            assert got_rs[k].get(col) == value, f"{fixture.name} {k} {col}: hudi-rs {got_rs[k].get(col)!r}"
-    assert set(got_rs) == set(want)
 
 
 def test_all_types_values_by_hand(spark, bootstrap, make_topic, produce, tmp_path):
@@ -66,9 +23,8 @@ def test_all_types_values_by_hand(spark, bootstrap, make_topic, produce, tmp_pat
     import datetime as dt
     from decimal import Decimal
 
-    fixture = FIXTURES / "debezium-mysql-all-types-with-schema.txt"
     topic = make_topic()
-    produce(topic, fixture_messages(fixture))
+    produce(topic, messages(ALL_TYPES))
     cfg = write_config(tmp_path, bootstrap, topic, "debezium-json", "COPY_ON_WRITE", **{"sink.primary_key": ["_id"]})
     run_once(cfg, spark)
     df = spark.read.format("hudi").load(str(tmp_path / "table"))

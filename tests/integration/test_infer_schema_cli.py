@@ -1,5 +1,6 @@
-"""infer-schema against a real Kafka broker: every in-repo fixture file (tests/fixtures/cdc) produced to a fresh topic,
-sampled by the command; expected schemas from the generator's model (the real-corpus version is in tests/conformance).
+"""infer-schema against a real Kafka broker: every CDC file of a corpus produced to a fresh topic, sampled by the
+command. Here the in-repo files (tests/fixtures/cdc), with expected schemas from the generator's model;
+tests/conformance/test_infer_schema_cli.py runs the tests that take `corpus` on the real-tool corpus.
 
 Uses the session broker of tests/integration/conftest.py (one broker, a fresh topic per test); it fails, never
 skips, when Java or the broker jars are missing.
@@ -15,30 +16,30 @@ from jsonschema import Draft202012Validator
 
 from cdcsync.formats import get_decoder
 from tests.cli import infer_schema
-from tests.fixtures import cdc_cases
+from tests.corpus import IN_REPO, corpus_fixture, pytest_generate_tests  # noqa: F401 (the fixture, the module hook)
 
 pytestmark = pytest.mark.integration
 
-@pytest.mark.parametrize("name", cdc_cases.names())
-def test_infers_each_fixture_topic(name, bootstrap, make_topic, produce):
+CORPUS = IN_REPO
+
+
+def test_infers_each_fixture_topic(corpus, cdc_file, bootstrap, make_topic, produce):
     topic = make_topic(partitions=2)
-    records = cdc_cases.records(name)
-    produce(topic, [v for _, v in records], keys=[k for k, _ in records])  # keys and tombstones as sent
-    proc = infer_schema("--bootstrap-servers", bootstrap, "--topic", topic, "--format", cdc_cases.format_of(name),
+    n = corpus.produce(produce, topic, cdc_file)  # keys and tombstones as sent
+    proc = infer_schema("--bootstrap-servers", bootstrap, "--topic", topic, "--format", corpus.format_of(cdc_file),
                         "--output", "toml")
     assert proc.returncode == 0, proc.stderr
-    table, _, types, _ = cdc_cases.expected_schema(name)
+    table, _, types, _ = corpus.expected_schema(cdc_file)
     assert tomllib.loads(proc.stdout)["schema"]["columns"] == types
-    assert f"records={len(records)}" in proc.stderr and table in proc.stderr
+    assert f"records={n}" in proc.stderr and table in proc.stderr
 
 
-def test_json_schema_validates_every_record_on_the_topic(bootstrap, make_topic, produce):
+def test_json_schema_validates_every_record_on_the_topic(corpus, bootstrap, make_topic, produce):
     from kafka import KafkaConsumer
 
-    name = "debezium-1.9-mysql-schema.txt"
+    name = corpus.with_schema
     topic = make_topic(partitions=3)
-    records = cdc_cases.records(name)
-    produce(topic, [v for _, v in records], keys=[k for k, _ in records])
+    n = corpus.produce(produce, topic, name)
     proc = infer_schema("-b", bootstrap, "-t", topic, "-f", "debezium-json", "-f", "json-schema")
     assert proc.returncode == 0, proc.stderr
     validator = Draft202012Validator(json.loads(proc.stdout))
@@ -47,10 +48,10 @@ def test_json_schema_validates_every_record_on_the_topic(bootstrap, make_topic, 
                              enable_auto_commit=False, consumer_timeout_ms=5000)
     values = [r.value for r in consumer]
     consumer.close()
-    assert len(values) == len(records)
+    assert len(values) == n
     decoder = get_decoder("debezium-json")
     rows = [ch.row for v in values for ch in decoder.parse(v) if ch.row is not None]
-    assert len(rows) == len(cdc_cases.messages(name))  # one row per message; tombstones carry none
+    assert len(rows) == len(corpus.messages(name))  # one row per message; tombstones carry none
     for row in rows:
         assert validator.is_valid(row), row
 

@@ -8,7 +8,9 @@ import tomllib
 import pytest
 
 from tests.cli import cdcsync, infer_schema
-from tests.fixtures import cdc_cases
+from tests.corpus import IN_REPO, corpus_fixture  # noqa: F401 (the fixture `corpus`)
+
+CORPUS = IN_REPO  # tests/conformance/test_schema_cli.py runs the corpus's test on the real-tool corpus
 
 
 @pytest.fixture
@@ -119,10 +121,10 @@ def test_only_bad_records_exit_65_and_an_empty_input_66(cli, lines, tmp_path):
     assert (code, out) == (66, "") and "empty" in err
 
 
-def test_a_topic_with_several_tables_gets_one_schema_each(cli, tmp_path):
-    name = "canal-1.1-mysql.txt"
-    table = cdc_cases.table_name(name)
-    path = cdc_cases.clean_copy(name, tmp_path)
+def test_a_topic_with_several_tables_gets_one_schema_each(cli, corpus, tmp_path):
+    name = next(n for n in corpus.names() if corpus.format_of(n) == "canal-json")
+    table, key, _, _ = corpus.expected_schema(name)
+    path = corpus.clean_copy(name, tmp_path)
     extra = tmp_path / "more.txt"
     extra.write_text(path.read_text() + json.dumps({
         "data": [{"k": "a", "ts": "2024-01-01 10:00:00"}], "database": "inventory", "table": "other",
@@ -132,7 +134,7 @@ def test_a_topic_with_several_tables_gets_one_schema_each(cli, tmp_path):
     doc = json.loads(out)
     assert code == 0 and set(doc["$defs"]) == {table, "inventory.other"}
     assert doc["$defs"]["inventory.other"]["x-primary-key"] == ["k"]
-    assert doc["$defs"][table]["x-primary-key"] == cdc_cases.key_columns(name)
+    assert doc["$defs"][table]["x-primary-key"] == key
     code, out, _ = cli("--from-file", extra, "-f", "canal-json")
     assert table in out and "inventory.other" in out and "primary key: k" in out
 
