@@ -117,8 +117,9 @@ KEYS: dict[str, dict[str, tuple[str, str]]] = {
             'then exit 69 naming them. At start, unreachable brokers exit 69 at once'),
         'write_retries': ('`3`', 'a batch whose Hudi write fails transiently — the Java exception chain holds a write '
                                  'conflict, a lock timeout or a network error to the storage — is written again (the '
-                                 'failed attempt is rolled back; backoff 2 s doubling to 30 s) this many times before '
-                                 'exit 74'),
+                                 'failed attempt stays uncommitted, unread, and Hudi rolls it back: under multi-writer '
+                                 'locking once its heartbeat expires; backoff 2 s doubling to 30 s) this many times '
+                                 'before exit 74'),
         'log_level': ('`warn`', 'Spark, Hudi and Kafka (JVM) loggers: `error`, `warn` (real problems only; known '
                                 'harmless notes quiet), `info`, `debug` (every logger, the quieted ones included); '
                                 '`run --log-level`, `run --verbose` (= `info`) override it'),

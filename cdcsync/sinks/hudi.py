@@ -7,7 +7,6 @@ import json
 from dataclasses import dataclass, replace
 
 from cdcsync import __version__, jvm_errors
-from cdcsync.engine.faults import injected_write_failure
 from cdcsync.errors import SinkError
 from cdcsync.kafka.offsets import Gap, Offsets
 from cdcsync.sinks import compaction
@@ -185,9 +184,6 @@ def write_batch(df, spec: TableSpec, metadata: dict[str, object], rows: int | No
     for k, v in metadata.items():
         writer = writer.option(k, v if isinstance(v, str) else json.dumps(v, sort_keys=True))
     try:
-        fault = injected_write_failure(df.sparkSession, metadata.get(META_BATCH))
-        if fault is not None:
-            raise fault
         writer.mode("append").save(spec.path)
     except Exception as e:  # py4j wraps the JVM exception: name it and its root cause; the log has the rest
         raise SinkError(
