@@ -22,7 +22,6 @@ from cdcsync.formats import vocabulary
 from cdcsync.sinks import hudi
 
 APPLIED = "truncated"  # ledger: truncates applied (their records are counted skipped: they carry no row)
-FLAG = "_truncate"  # the one pass's flag: this record is a truncate
 
 
 def applies(cfg) -> bool:

@@ -21,7 +21,6 @@ from cdcsync.sinks import hudi
 
 SEEN = "placeholders"  # ledger: rows that carried a placeholder (each filled, or counted below)
 UNAVAILABLE = "unavailable"  # ledger: rows with a placeholder no earlier value could replace (written NULL)
-FLAG = "_placeholder"  # the one pass's flag: this row carries a placeholder
 PARTITION = "_unavailable_tp"  # "topic/partition" carried through the table's rows while they are filled
 _TYPES = ("STRING", "BINARY")  # the only types Debezium puts the placeholder in (arrays and json are text here)
 
