@@ -44,13 +44,20 @@ def infer_schema(
                                                     help="Comma-separated names of the csv fields.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print what the table view shows as one JSON object "
                                                           "(tables, columns, types, samples).")] = False,
+    transform_sql: Annotated[str | None, typer.Option(
+        "--transform-sql", help="A SELECT ... FROM source [WHERE ...] for every table, over the config's "
+                                "\\[transform] sql and \\[\\[route]] transform_sql: the table view, --json and "
+                                "spark-ddl show the table's columns after it (typed without a JVM).")] = None,
 ):
     """Infer the schema of a CDC topic from a sample of its records and print it.
 
     stdout carries only the schema (a table, JSON Schema 2020-12, Spark DDL, or a schema.columns TOML block);
-    progress and warnings go to stderr. Reads from the beginning of each partition without a consumer group and
-    never commits or creates topics. Exit 66 when a topic is missing or holds no records (or the config's header
-    filter leaves none), 65 when no sampled record decodes, 79 when the data contradicts a declared type.
+    progress and warnings go to stderr. With \\[transform] sql (or --transform-sql) the table view, --json and
+    spark-ddl show the table's columns after it; JSON Schema and TOML describe the source's, which it reads.
+    Reads from the beginning of each partition without a consumer group and never commits or creates topics.
+    Exit 66 when a topic is missing or holds no records (or the config's header filter leaves none), 65 when no
+    sampled record decodes, 79 when the data contradicts a declared type, 78 for a transform the checks of
+    \\[transform] sql refuse.
     """
     from cdcsync.formats import FORMATS
 
@@ -60,8 +67,9 @@ def infer_schema(
     out = "json" if json_out else out
     src = _Source.build(config, bootstrap_servers, topic, message_fmt, from_file, csv_columns)
     options = _options(src.schema_config, flatten, as_string, columns)
+    flag = _transform_flag(transform_sql, src)
     tables = _infer(src, options, max_records, timeout)
-    _print(tables, out)
+    _print(_transformed(tables, src, options, flag, out), out)
 
 
 def _split_formats(values: list[str], output: str | None, message_formats) -> tuple[str | None, str]:
@@ -110,6 +118,7 @@ class _Source:
         self.filtered = 0  # records the header filter left out
         self.masks: list = []  # the config's [[mask]]: their columns' examples are never shown
         self.primary_key: list[str] | None = None  # the config's [sink]: decides whether a tombstone deletes
+        self.cfg = None  # the loaded config: its [transform] sql, [[route]] and metadata columns
 
     @classmethod
     def build(cls, config, servers, topics, fmt, from_file, csv_columns) -> _Source:
@@ -126,6 +135,7 @@ class _Source:
             s.schema_config = cfg.schema
             s.config, s.header_filter, s.masks = config, src.header_filter, cfg.masks
             s.primary_key = cfg.sink.primary_key
+            s.cfg = cfg
         s.servers = servers or s.servers
         if topics:
             s.topics, s.pattern = list(topics), None
@@ -279,6 +289,84 @@ def _masked(tables: dict, masks: list) -> dict:
                 c.type = STRING if m.stores_text and c.type is not None else c.type
                 c.nullable = c.nullable or not m.stores_text  # a NULL redaction stores only nulls
     return tables
+
+
+def _transform_flag(sql: str | None, src: _Source):
+    """--transform-sql checked as the config's [transform] sql is (exit 78 for what it refuses)."""
+    if sql is None:
+        return None
+    from cdcsync.transform.sql import parse
+
+    sink = src.cfg.sink if src.cfg is not None else None
+    return parse(sql, key="--transform-sql", path="command line", primary_key=sink.primary_key if sink else None,
+                 ordering_field=sink.ordering_field if sink else None,
+                 partition_by=list(sink.partition_by) if sink else [])
+
+
+_AFTER_TRANSFORM = ("table", "json", "spark-ddl")  # the outputs that show the table; the others the source
+
+
+def _transformed(tables: dict, src: _Source, options, flag, out: str) -> dict:
+    """The tables as the run's [transform] sql makes them (transform/types.py), for the outputs that show the
+    table. Each source table goes through the transform the run applies to it: --transform-sql, else its
+    [[route]]'s transform_sql (source_table matched with Python's re, which reads ordinary patterns as Java
+    does), else [transform] sql."""
+    from cdcsync.reporting import make_reporter
+
+    reporter = make_reporter()
+    chosen = {name: _transform_for(name, src.cfg, flag, reporter.warn) for name in tables}
+    keys = sorted({tf.key for tf in chosen.values() if tf is not None})
+    if not keys:
+        return tables
+    if out not in _AFTER_TRANSFORM:
+        what = "JSON Schema describes the topic's records" if out == "json-schema" else \
+            "a [schema.columns] block declares the source's columns"
+        reporter.warn(f"{what}, which {', '.join(keys)} reads: the table's columns after it are shown by the table "
+                      "view, --json and -o spark-ddl")
+        return tables
+    from cdcsync.config.model import DEFAULT_METADATA
+    from cdcsync.transform.types import project
+
+    metadata = src.cfg.source.metadata_columns if src.cfg is not None else list(DEFAULT_METADATA)
+    result = {}
+    for name, table in tables.items():
+        tf = chosen[name]
+        if tf is None:
+            result[name] = table
+            continue
+        p = project(table, tf, metadata, options.columns)
+        if p.refused is not None:
+            reporter.warn(f"{name}: run would stop on this table's changes: {p.refused.message}"
+                          + (f" (fix: {p.refused.hint})" if p.refused.hint else ""))
+        for c in p.columns:
+            if c.spark_type is None:
+                reporter.warn(f"{name}: column {c.name!r} = {c.sql} is left untyped: {c.why}")
+        result[name] = p.table
+    return result
+
+
+def _transform_for(name: str, cfg, flag, warn):
+    """The transform the run applies to source table `name`: None for none (a table no route takes is skipped)."""
+    if flag is not None or cfg is None:
+        return flag
+    if not cfg.routes or (cfg.transform is None and not any(r.transform for r in cfg.routes)):
+        return cfg.transform
+    import re
+
+    unread = False
+    for i, r in enumerate(cfg.routes):
+        try:
+            if re.fullmatch(r.source_table, name):
+                return r.transform
+        except re.error:
+            unread = True
+            warn(f"route[{i}].source_table = {r.source_table!r} is Java regex syntax Python's re does not read: "
+                 f"infer-schema cannot tell whether it routes {name} (shown without that route's transform)")
+    if cfg.sink.unrouted == "default":
+        return cfg.transform
+    if not unread:
+        warn(f"no [[route]] takes {name} and sink.unrouted = 'skip': the run skips its changes (shown untransformed)")
+    return None
 
 
 def _print(tables, out: str) -> None:

@@ -142,9 +142,14 @@ def _build(d: dict, path: Path) -> Config:
     for i, r in enumerate(routes):  # a routed table writes with [sink.options], its own options over them
         _check_index({**sink_cfg.options, **r.options}, r.partition_by, path,
                      f"route[{i}]" if "hoodie.index.type" in r.options else "sink", f"route[{i}].partition_by")
+    transform = _transform(d.get("transform", {}).get("sql"), "transform.sql", sink_cfg, sink_cfg.primary_key,
+                           sink_cfg.partition_by, path)
+    routes = [dataclasses.replace(r, transform=_transform(
+        r.transform_sql or (transform and transform.sql), f"route[{i}].transform_sql" if r.transform_sql
+        else "transform.sql", sink_cfg, r.primary_key, r.partition_by, path)) for i, r in enumerate(routes)]
     masks = [_mask(m, i, path) for i, m in enumerate(d.get("mask", []))]
     cfg = Config(path=path, source=source, sink=sink_cfg, run=run_cfg, schema=SchemaConfig(**schema), spark=spark,
-                 routes=routes, masks=masks)
+                 routes=routes, masks=masks, transform=transform)
     if "storage" in d:
         cfg = dataclasses.replace(cfg, storage=_storage(d["storage"], cfg, path))
     if "catalog" in d:
@@ -312,6 +317,17 @@ def _regex(text: str, path: Path, key: str) -> None:
         raise ConfigError(f"{path}: {key} = {text!r} is not a regular expression: {e}",
                           hint="escape literal dots as \\. (TOML basic strings) or use 'single quotes'",
                           file=str(path), key=key) from None
+
+
+def _transform(sql: str | None, key: str, sink: SinkConfig, primary_key: list[str] | None,
+               partition_by: list[str], path: Path):
+    """[transform] sql (or a route's transform_sql) checked against the table it writes; None when not given."""
+    if not sql:
+        return None
+    from cdcsync.transform.sql import parse
+
+    return parse(sql, key=key, path=str(path), primary_key=primary_key, ordering_field=sink.ordering_field,
+                 partition_by=partition_by)
 
 
 def _route(r: dict, i: int, path: Path) -> RouteConfig:

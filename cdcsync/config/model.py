@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cdcsync.transform.sql import Transform
 
 DEFAULT_METADATA = ["topic", "partition", "offset", "timestamp"]
 
@@ -111,6 +115,8 @@ class RouteConfig:
     source_column: str | None = None  # a column holding the source "database.table"
     options: dict[str, str] = field(default_factory=dict, repr=False)  # may hold a lock provider's or cloud credentials
     deletes: str | None = None  # [sink] deletes when absent
+    transform_sql: str | None = None  # [transform] sql when absent
+    transform: Transform | None = field(default=None, compare=False)  # transform_sql checked (config/loader.py)
 
 
 @dataclass(frozen=True)
@@ -207,6 +213,7 @@ class Config:
     masks: list[MaskConfig] = field(default_factory=list)
     storage: StorageConfig | None = None
     catalog: CatalogConfig | None = None
+    transform: Transform | None = field(default=None, compare=False)  # [transform] sql, checked
 
     def paths(self) -> list[str]:
         """Every place the config writes: the table(s), the dead-letter table and the checkpoint directory."""

@@ -175,6 +175,12 @@ KEYS: dict[str, dict[str, tuple[str, str]]] = {
         'source_column': ('none', "a column holding each row's source `database.table` (useful when shards merge)"),
         'options': ('`[sink.options]`', "`hoodie.*` options for this route's table, over the sink's"),
         'deletes': ('`[sink] deletes`', "`hard` or `soft` for this route's table"),
+        'transform_sql': ('`[transform] sql`', "this route's table's transform (see [Transform](transform.md))"),
+    },
+    'transform': {
+        'sql': ('none', 'one Spark SQL `SELECT … FROM source [WHERE …]` applied to each change; the table equals '
+                        "it applied to the source table (see [Transform](transform.md)). Hudi Streamer's `<SRC>` "
+                        'names the view too'),
     },
     'mask': {
         'column': ('required', 'the column to mask'),
@@ -210,6 +216,9 @@ KEYS: dict[str, dict[str, tuple[str, str]]] = {
 
 # what a section is for, above its table
 INTROS: dict[str, str] = {
+    'transform': ('Shapes rows between the topic and the table: computed and renamed columns, derived partitions, '
+                  'filters with view semantics. Checked by `validate` and before `run` starts Spark (see '
+                  '[Transform](transform.md)).'),
     'storage': ('How Spark, Hudi and the writer lock reach `s3a://` paths (see [Object storage](object-storage.md)). '
                 'Refused when no path of the config is on `s3a://`. Values take `${ENV}`; none is ever printed.'),
     'catalog': ('Registers every table `run` writes — the main table (or each routed one) and the dead-letter table — '

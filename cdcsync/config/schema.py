@@ -83,7 +83,16 @@ ROUTE = {
         "source_column": {"type": "string", "pattern": _NAME},
         "options": {"type": "object", "additionalProperties": _scalar},
         "deletes": {"enum": DELETES},
+        "transform_sql": {"type": "string", "minLength": 1},
     },
+}
+
+# [transform]: one Spark SQL SELECT over each change (the view `source`); cdcsync/transform/sql.py checks it.
+TRANSFORM = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["sql"],
+    "properties": {"sql": {"type": "string", "minLength": 1}},
 }
 
 MASK_METHODS = ["hash", "redact", "encrypt"]
@@ -177,7 +186,7 @@ CONFIG_SCHEMA = {
     "additionalProperties": False,
     "required": ["source", "sink"],
     "properties": {"source": SOURCE, "sink": SINK, "run": RUN, "schema": SCHEMA, "spark": SPARK,
-                   "storage": STORAGE, "catalog": CATALOG,
+                   "storage": STORAGE, "catalog": CATALOG, "transform": TRANSFORM,
                    "route": {"type": "array", "items": ROUTE}, "mask": {"type": "array", "items": MASK}},
 }
 

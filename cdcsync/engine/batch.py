@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 from cdcsync.engine import classify, deletes, ledger, masking, newest, truncate, type_conflicts, unavailable
 from cdcsync.engine.faults import maybe_crash
-from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
+from cdcsync.engine.model import FILTERED, BatchInput, BatchResult, CommitMode, TableState
 from cdcsync.errors import ConfigError, SchemaError
 from cdcsync.formats import vocabulary
 from cdcsync.formats.spark import position
@@ -31,6 +31,8 @@ from cdcsync.schema.spark.columns import Col, schema_to_json, typed_row
 from cdcsync.schema.spark.evolution import merge
 from cdcsync.schema.spark.infer import BatchColumns
 from cdcsync.sinks import hudi
+from cdcsync.transform import spark as transform
+from cdcsync.transform.sql import STRUCT, Bound, Transform
 
 _META_NAMES = {"topic": "_kafka_topic", "partition": "_kafka_partition", "offset": "_kafka_offset",
                "timestamp": "_kafka_timestamp", "timestamp-type": "_kafka_timestamp_type",
@@ -148,12 +150,22 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
     typed = typed or [F.lit(None).cast("string").alias("_no_columns")]
     df = env.select("*", F.struct(*typed).alias("_t"), cast_bad.alias("_cast_bad"),
                     (fit.misfit(cols) if kept else F.lit(False)).alias("_misfit")).drop(fit.PARSED)
-    df = _lean(type_conflicts.relabel(classify.classified(df, pk, classify.schema_check(cfg), ordering), pins))
+    toast = unavailable.cells(cols, pk) if unavailable.applies(cfg) else []
+    tf = _Transform.of(pipe, cfg, state, cols, [*pk, *filter(None, [ordering])], batch)
+    if tf:  # the WHERE's verdict, and what the SELECT cannot compute, in the one pass
+        toast, computed = tf.split(toast)
+        df = transform.verdicts(df, tf.sql, tf.bound, _view(cols, masks, cfg), [
+            (unavailable.is_placeholder(F.col(f"{STRUCT}.`{c.name}`"), cfg.source.unavailable_value_placeholder),
+             f"column {c.name!r} carried the unavailable-value placeholder, and [transform] sql computes from it: "
+             "only a column the SELECT passes through is filled from its earlier value") for c in computed])
+    df = _lean(type_conflicts.relabel(classify.classified(df, pk, classify.schema_check(cfg), ordering,
+                                                          F.col(transform.FAILED) if tf else None), pins))
     df = df.persist(StorageLevel.MEMORY_AND_DISK)
     clock = _Stages()
-    toast = unavailable.cells(cols, pk) if unavailable.applies(cfg) else []
     tallies = {unavailable.SEEN: unavailable.flag("_t", toast, cfg.source.unavailable_value_placeholder)} \
         if toast else {}
+    if tf and tf.bound.keep:  # upserts the WHERE turns into deletes of their keys
+        tallies[FILTERED] = (F.col("_class") == "upserted") & ~F.col(transform.KEEP)
     if truncate.applies(cfg) and cfg.source.on_truncate != "skip":
         tallies[truncate.APPLIED] = truncate.flag()
     try:
@@ -195,6 +207,9 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
                                           cfg.source.unavailable_value_placeholder)
             for tp, n in lost.items():
                 counts[tp][unavailable.UNAVAILABLE] = n
+        if tf:
+            good = transform.rows(good, tf.sql, tf.bound, tf.view, [hudi.ORDER, hudi.DELETED, *(
+                [route.source_column] if route and route.source_column else [])])
         if new_truncates and state.committed:
             _describe(pipe.spark, batch, "rows a truncate removes")
             good = good.unionByName(truncate.table_deletes(good, state.spec, new_truncates,
@@ -209,11 +224,12 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
             hudi.META_INDEX: hudi.index_of(state.spec)} | ({hudi.META_SERVERS: state.servers} if state.servers else {})
         if truncated:
             meta[hudi.META_TRUNCATED] = truncate.to_json(truncated)
-        if ordering and any(c["deleted"] for c in counts.values()):
+        written = _as_written(counts)
+        if ordering and any(c["deleted"] for c in written.values()):
             _describe(pipe.spark, batch, "deletes without an ordering value placed")
             good = newest.place_valueless(good, state.spec, state.committed)
         _describe(pipe.spark, batch, "delete markers")
-        rows, spec = newest.settle(deletes.settle(good, state, cfg.sink.deletes, counts, replayed_from is None),
+        rows, spec = newest.settle(deletes.settle(good, state, cfg.sink.deletes, written, replayed_from is None),
                                    state.spec, state.committed, to_write)
         compactor = pipe.compactor(state.spec)
         if compactor:
@@ -279,21 +295,66 @@ def _table_rows(df: DataFrame, cfg, cols: list[Col], masks: dict, route: Route |
     """The table's columns of each row. Rows that carry Debezium's unavailable value (their partition with them,
     unavailable.PARTITION) keep it unmasked, to be filled (engine/unavailable.py)."""
     carried = [unavailable.PARTITION] if unavailable.PARTITION in df.columns else []
+    kept = F.coalesce(F.col(transform.KEEP), F.lit(True)) if transform.KEEP in df.columns else F.lit(True)
     placeholder = cfg.source.unavailable_value_placeholder if carried else None
     data = [_masked(F.col(f"_t.`{c.name}`"), masks.get(c.name), placeholder).cast(c.type).alias(c.name)
             for c in cols]
     if route and route.source_column:  # shards merged into one table: which source table each row came from
         data.append(F.col("_table").alias(route.source_column))
-    metadata = cfg.source.metadata_columns
-    meta = [F.col(_META_NAMES[m]).alias(_META_NAMES[m]) for m in metadata if _META_NAMES[m] != "_kafka_offset"]
-    if "offset" in metadata:
-        meta.append(F.col("_kafka_offset"))
     return df.select(
-        *data, *meta,
+        *data, *_meta_names(cfg),
         _order(state).alias(hudi.ORDER),
-        (F.col("_class") == "deleted").alias(hudi.DELETED),
+        ((F.col("_class") == "deleted") | ~kept).alias(hudi.DELETED),  # an upsert the WHERE rejects deletes its key
         *carried,
     )
+
+
+def _meta_names(cfg) -> list[str]:
+    """The configured metadata columns, as the table names them (the offset last)."""
+    metadata = cfg.source.metadata_columns
+    return [_META_NAMES[m] for m in metadata if m != "offset"] + (["_kafka_offset"] if "offset" in metadata else [])
+
+
+def _view(cols: list[Col], masks: dict, cfg) -> list:
+    """The view `source` of [transform] sql over the classified batch: each column masked and typed as the table
+    would hold it, then the metadata columns."""
+    return [_masked(F.col(f"_t.`{c.name}`"), masks.get(c.name), None).cast(c.type).alias(c.name) for c in cols] + [
+        F.col(n) for n in _meta_names(cfg)]
+
+
+@dataclass(frozen=True)
+class _Transform:
+    """A table's [transform] sql bound to this batch's columns."""
+
+    sql: Transform
+    bound: Bound
+    view: list[str]
+
+    @classmethod
+    def of(cls, pipe, cfg, state: TableState, cols: list[Col], through: list[str], batch: BatchInput):
+        if cfg.transform is None:
+            return None
+        view = [c.name for c in cols] + _meta_names(cfg)
+        out = cls(cfg.transform, cfg.transform.bind(view, transform.ansi(pipe.spark), through), view)
+        left_out = sorted({c.name for c in cols} - cfg.transform.referenced() - state.left_out) \
+            if not cfg.transform.star else []
+        if left_out:  # an explicit projection: new source columns stay out of the table; said once per run
+            state.left_out |= set(left_out)
+            pipe.reporter.event("columns_left_out", batch=batch.batch_id, table=state.spec.table_name,
+                                columns=", ".join(left_out), why=f"{cfg.transform.key} does not select them")
+        return out
+
+    def split(self, toast: list[Col]) -> tuple[list[Col], list[Col]]:
+        """TOAST candidates: (those the SELECT passes through, filled from earlier values; those it computes from)."""
+        through = {o.name for o in self.sql.columns(self.view) if o.passes == o.name}
+        computed = self.sql.computed_from()
+        return [c for c in toast if c.name in through], [c for c in toast if c.name in computed]
+
+
+def _as_written(counts: dict) -> dict:
+    """The ledger as the write sees it: upserts the transform's WHERE rejected are deletes."""
+    return {tp: c | {"upserted": c["upserted"] - c.get(FILTERED, 0), "deleted": c["deleted"] + c.get(FILTERED, 0)}
+            for tp, c in counts.items()}
 
 
 def _masked(value, mask, placeholder: str | None):

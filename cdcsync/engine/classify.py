@@ -69,7 +69,8 @@ def unnamable_columns_are_bad(cols: list[Col], env: DataFrame, existing: list[st
     return [c for c in cols if c.name not in bad], env
 
 
-def classified(df: DataFrame, pk: list[str], schema_err: Column, ordering_field: str | None) -> DataFrame:
+def classified(df: DataFrame, pk: list[str], schema_err: Column, ordering_field: str | None,
+               transform_err: Column | None = None) -> DataFrame:
     """`df` (with the typed row `_t` and `_cast_bad`) plus `_class`, `_reason` and `_reason_detail`;
     `ordering_field`: a custom one, which an upsert must fill (Hudi cannot order a null: 0.x refused it, 1.x fails
     the merge or, in a MERGE_ON_READ log, every read after it)."""
@@ -80,7 +81,8 @@ def classified(df: DataFrame, pk: list[str], schema_err: Column, ordering_field:
               .when(schema_err.isNotNull(), vocabulary.SCHEMA_VALIDATION)
               .when(F.size("_cast_bad") > 0, vocabulary.BAD_VALUE)
               .when(_any_null(key_cols) if pk else F.lit(False), vocabulary.MISSING_KEY)
-              .when(unordered, vocabulary.MISSING_ORDERING_VALUE))
+              .when(unordered, vocabulary.MISSING_ORDERING_VALUE)
+              .when(_upsert_failed(transform_err), vocabulary.TRANSFORM_FAILED))
     detail = (F.when(F.col("_bad").isNotNull(), F.col("_bad_detail"))
               .when(schema_err.isNotNull(), schema_err)
               .when(F.size("_cast_bad") > 0, F.concat(F.lit("cannot convert column(s) "),
@@ -90,10 +92,16 @@ def classified(df: DataFrame, pk: list[str], schema_err: Column, ordering_field:
               .when(reason == vocabulary.MISSING_ORDERING_VALUE,
                     F.lit(f"ordering_field {ordering_field!r} is null, so the change cannot be ordered against its "
                           "key's others: fill it upstream, or leave [sink] ordering_field unset to order by the "
-                          "source's log")))
+                          "source's log"))
+              .when(reason == vocabulary.TRANSFORM_FAILED, transform_err))
     klass = (F.when(F.col("_op") == "s", "skipped").when(reason.isNotNull(), "bad")
              .when(F.col("_op") == "d", "deleted").otherwise("upserted"))
     return df.select("*", klass.alias("_class"), reason.alias("_reason"), detail.alias("_reason_detail"))
+
+
+def _upsert_failed(transform_err: Column | None) -> Column:
+    """An upsert [transform] sql cannot compute (a delete passes by its key: its other columns may be NULL)."""
+    return F.lit(False) if transform_err is None else (F.col("_op") != "d") & transform_err.isNotNull()
 
 
 def _any_null(cols: list[Column]) -> Column:

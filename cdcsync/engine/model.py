@@ -16,8 +16,10 @@ if TYPE_CHECKING:
 
 CLASSES = ("upserted", "deleted", "skipped", "bad")  # every record ends in exactly one
 # ledger counts beside the classes, kept only where non-zero: truncates applied (counted skipped: they carry no
-# row), rows that carried Debezium's unavailable-value placeholder, and those of them no earlier value could fill
-TALLIES = ("truncated", "placeholders", "unavailable")
+# row), rows that carried Debezium's unavailable-value placeholder, and those of them no earlier value could fill,
+# and upserts [transform] sql's WHERE rejected (written as deletes of their keys)
+FILTERED = "filtered"
+TALLIES = ("truncated", "placeholders", "unavailable", FILTERED)
 
 
 class CommitMode(Enum):
@@ -42,6 +44,7 @@ class TableState:
     # where MySQL servers' runs began ({stream: [[offset, server id], ...]}, position.py), kept in every commit
     servers: dict[str, list[list[int]]] = field(default_factory=dict)
     runs: dict[str, list[list[int]]] = field(default_factory=dict)  # those of the batch's streams (ORDERING only)
+    left_out: set[str] = field(default_factory=set)  # source columns an explicit [transform] SELECT left out (said)
 
 
 @dataclass(frozen=True)

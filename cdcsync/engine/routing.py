@@ -86,7 +86,7 @@ def route_config(cfg, index: int, name: str):
     sink = replace(base, path=path, table_name=name, primary_key=r.primary_key, partition_by=list(r.partition_by),
                    table_type=r.table_type or base.table_type, options={**base.options, **r.options},
                    deletes=r.deletes or base.deletes)
-    return replace(cfg, sink=sink)
+    return replace(cfg, sink=sink, transform=r.transform)
 
 
 # --- the run-level progress record -------------------------------------------------------------------------

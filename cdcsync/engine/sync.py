@@ -61,7 +61,7 @@ class Summary:
         for into, counts in ((self.tables, r.tables), (self.ledger, r.ledger)):
             for name, c in counts.items():
                 acc = into.setdefault(name, dict.fromkeys(_COUNTS, 0))
-                for k in acc:
+                for k in _COUNTS:  # not `acc`: it also holds the tallies earlier batches had
                     acc[k] += c[k]
                 for k in TALLIES:
                     if c.get(k):

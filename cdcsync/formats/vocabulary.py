@@ -71,6 +71,7 @@ BAD_COLUMN_NAME = "bad_column_name"
 NOT_AVRO_WIRE_FORMAT = "not_avro_wire_format"
 UNKNOWN_SCHEMA_ID = "unknown_schema_id"
 AVRO_DECODE_FAILED = "avro_decode_failed"
+TRANSFORM_FAILED = "transform_failed"
 BAD_REASONS = MappingProxyType({
     INVALID_JSON: "value is not valid JSON (truncated, binary garbage, text after the object, a raw control "
                   "character inside a string)",
@@ -90,6 +91,8 @@ BAD_REASONS = MappingProxyType({
     NOT_AVRO_WIRE_FORMAT: "not the Confluent wire format: shorter than 5 bytes, or a first byte other than 0",
     UNKNOWN_SCHEMA_ID: "the schema registry does not know the writer schema id",
     AVRO_DECODE_FAILED: "the body does not decode with its writer schema (truncated or written with another)",
+    TRANSFORM_FAILED: "[transform] sql cannot compute the row: a cast or arithmetic that fails in ANSI mode, or a "
+                      "column it computes from that carried the unavailable-value placeholder",
 })
 
 

@@ -2,6 +2,10 @@
 
 The JSON Schema describes the row objects as they travel (a Debezium Decimal is a base64 string, a Canal number is
 text), annotated with the column type under "x-cdcsync-type"; the same topic's rows validate against it.
+
+With [transform] sql, the table view, its JSON and Spark DDL show the table's columns after it (transform/types.py):
+Spark types outside the inference vocabulary (INT, ARRAY<…>), and columns infer-schema cannot type (left out of
+the DDL, named on a `--` line).
 """
 
 from __future__ import annotations
@@ -108,11 +112,16 @@ def spark_ddl(tables: dict[str, TableSchema]) -> str:
 
 
 def table_spark_ddl(t: TableSchema) -> str:
-    parts = []
+    """A column [transform] sql computes and infer-schema cannot type is left out, named on a `--` line before
+    (Spark decides its type when the run analyses the SELECT)."""
+    parts, notes = [], []
     for c in t.columns.values():
         quoted = "`" + c.name.replace("`", "``") + "`"
-        parts.append(f"{quoted} {c.effective_type.spark_ddl()}{'' if c.nullable else ' NOT NULL'}")
-    return ", ".join(parts)
+        if c.untyped:
+            notes.append(f"-- {quoted} = {c.computed}: left out, infer-schema cannot type it (stderr says why)")
+            continue
+        parts.append(f"{quoted} {c.ddl_type()}{'' if c.nullable else ' NOT NULL'}")
+    return "\n".join([*notes, ", ".join(parts)])
 
 
 # -- TOML ----------------------------------------------------------------------------------------------------------
@@ -150,13 +159,14 @@ def rich_tables(tables: dict[str, TableSchema]) -> list:
     out = []
     for name, t in tables.items():
         pk = f", primary key: {', '.join(t.primary_key)}" if t.primary_key else ""
-        table = Table(title=f"{name or '(no table name)'} ({t.records} records{pk})", title_justify="left")
+        after = f"; the table's columns after {t.transform}" if t.transform else ""
+        table = Table(title=f"{name or '(no table name)'} ({t.records} records{pk}{after})", title_justify="left")
         for head in ("column", "type", "nullable", "samples", "from", "example", "seen at"):
             table.add_column(head, overflow="fold")
         for c in t.columns.values():
             where = f"{c.coord.topic}[{c.coord.partition}]@{c.coord.offset}" if c.coord else ""
-            table.add_row(c.name, str(c.effective_type) + ("" if c.type else " (only nulls)"),
-                          "yes" if c.nullable else "no", str(c.samples), c.origin, _example(c.example), where)
+            table.add_row(c.name, _type_cell(c), "yes" if c.nullable else "no", str(c.samples), c.origin,
+                          f"= {c.computed}" if c.computed else _example(c.example), where)
         out.append(table)
     return out
 
@@ -165,11 +175,23 @@ def facts(tables: dict[str, TableSchema]) -> dict:
     """What the table view shows, as data (`infer-schema --json`)."""
     return {"tables": [{
         "table": name, "records": t.records, "primary_key": list(t.primary_key or []),
-        "columns": [{"name": c.name, "type": str(c.effective_type), "only_nulls": not c.type, "nullable": c.nullable,
+        **({"transform": t.transform} if t.transform else {}),
+        "columns": [{"name": c.name, "type": c.shown_type(), "only_nulls": _only_nulls(c), "nullable": c.nullable,
                      "samples": c.samples, "from": c.origin, "example": c.example,
+                     **({"expression": c.computed} if c.computed else {}),
                      "seen_at": ({"topic": c.coord.topic, "partition": c.coord.partition, "offset": c.coord.offset}
                                  if c.coord else None)} for c in t.columns.values()],
     } for name, t in tables.items()]}
+
+
+def _only_nulls(c: ColumnSchema) -> bool:
+    return c.type is None and c.spark_type is None and c.computed is None
+
+
+def _type_cell(c: ColumnSchema) -> str:
+    if c.untyped:
+        return "? (Spark decides at run time)"
+    return c.shown_type() + (" (only nulls)" if _only_nulls(c) else "")
 
 
 def _example(v, limit: int = 40) -> str:

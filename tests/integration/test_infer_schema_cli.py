@@ -114,3 +114,28 @@ def test_the_config_s_header_filter_leaves_other_consumers_records_out(bootstrap
     config.write_text(config.read_text().replace("team:orders", "team:shipping"))
     proc = infer_schema(config, "--output", "toml")
     assert proc.returncode == 66 and "source.header_filter left out all 2 records" in proc.stderr, proc.stderr
+
+
+def test_the_config_s_transform_gives_the_table_s_columns_from_a_debezium_topic(corpus, bootstrap, make_topic,
+                                                                                produce, tmp_path):
+    """[transform] sql over a Debezium topic: the table's columns after it, typed without a JVM, column by column
+    as Spark 3.5 types the same SELECT over the run's view."""
+    name = corpus.with_schema
+    topic = make_topic(partitions=2)
+    corpus.produce(produce, topic, name)
+    sql = ("SELECT id, upper(customer) AS customer_uc, amount * 2 AS double_amount, amount / 3 AS third, "
+           "to_date(created_at) AS created_day, note, _kafka_partition, _kafka_offset FROM source "
+           "WHERE status <> 'cancelled'")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[source]\nbootstrap_servers = "{bootstrap}"\ntopics = ["{topic}"]\nformat = "debezium-json"\n'
+                      f'\n[sink]\npath = "{tmp_path / "t"}"\ntable_name = "t"\n\n[transform]\nsql = "{sql}"\n')
+    proc = infer_schema(config, "--output", "spark-ddl")
+    assert proc.returncode == 0, proc.stderr
+    columns = [c.split(" ", 1) for c in proc.stdout.strip().split(", ")]
+    assert columns == [
+        ["`id`", "BIGINT NOT NULL"], ["`customer_uc`", "STRING"], ["`double_amount`", "DECIMAL(12,2)"],
+        ["`third`", "DECIMAL(14,6)"], ["`created_day`", "DATE"], ["`note`", "STRING"],
+        ["`_kafka_partition`", "INT NOT NULL"], ["`_kafka_offset`", "BIGINT NOT NULL"]]
+    assert "left untyped" not in proc.stderr
+    proc = infer_schema(config, "--output", "toml")  # the source's columns, which the transform reads
+    assert tomllib.loads(proc.stdout)["schema"]["columns"] == corpus.expected_schema(name)[2]

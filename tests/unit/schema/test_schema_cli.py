@@ -158,3 +158,86 @@ def test_a_masked_column_s_value_stays_out_of_a_declared_type_s_error(tmp_path, 
                 env={"T_INFER_SALT": "pepper"}, timeout=60, jvm_free=True)
     assert p.returncode == 79 and "column 'ssn' is declared BIGINT" in p.stderr, p.stderr
     assert "123-45-6789" not in p.stdout + p.stderr and "***masked***" in p.stderr
+
+
+# [transform] sql: the table view, --json and spark-ddl show the table's columns after it, typed without a JVM (the
+# `cli` fixture fails a run that imported pyspark or py4j)
+TRANSFORM = ("SELECT id, upper(customer) AS customer_uc, amount * 2 AS double_amount, amount * id AS amount_x_id, "
+             "to_date(created_at) AS created_day, updated_at, _kafka_offset FROM source WHERE status <> 'cancelled'")
+TRANSFORMED_DDL = ("`id` BIGINT NOT NULL, `customer_uc` STRING, `double_amount` DECIMAL(12,2), "
+                   "`amount_x_id` DECIMAL(31,2), `created_day` DATE, `updated_at` TIMESTAMP, "
+                   "`_kafka_offset` BIGINT NOT NULL")  # as Spark 3.5 types the SELECT over the run's view
+
+
+def test_the_config_s_transform_gives_the_table_s_columns(cli, corpus, tmp_path):
+    path = corpus.clean_copy(corpus.with_schema, tmp_path)
+    cfg = config(tmp_path, "debezium-json", extra=f'primary_key = ["id"]\n\n[transform]\nsql = "{TRANSFORM}"\n')
+    code, out, err = cli(cfg, "--from-file", path, "-o", "spark-ddl")
+    assert (code, out.strip()) == (0, TRANSFORMED_DDL), err
+    code, out, _ = cli(cfg, "--from-file", path, "--json")
+    table = json.loads(out)["tables"][0]
+    cols = {c["name"]: c for c in table["columns"]}
+    assert code == 0 and table["transform"] == "transform.sql" and list(cols)[:2] == ["id", "customer_uc"]
+    assert (cols["customer_uc"]["type"], cols["customer_uc"]["from"], cols["customer_uc"]["expression"]) == (
+        "STRING", "transform", "UPPER(customer)")
+    assert (cols["id"]["from"], cols["_kafka_offset"]["from"]) == ("envelope", "kafka")
+    code, out, _ = cli(cfg, "--from-file", path)
+    assert code == 0 and "after transform.sql" in out and "DECIMAL(31,2)" in out
+
+
+def test_toml_and_json_schema_describe_the_source_the_transform_reads(cli, corpus, tmp_path):
+    name = corpus.with_schema
+    path = corpus.clean_copy(name, tmp_path)
+    cfg = config(tmp_path, "debezium-json", extra=f'\n[transform]\nsql = "{TRANSFORM}"\n')
+    code, out, err = cli(cfg, "--from-file", path, "-o", "toml")
+    assert code == 0 and tomllib.loads(out)["schema"]["columns"] == corpus.expected_schema(name)[2]
+    assert "declares the source's columns, which transform.sql reads" in err and "-o spark-ddl" in err
+    code, out, err = cli(cfg, "--from-file", path, "-o", "json-schema")
+    assert code == 0 and "customer" in json.loads(out)["properties"] and "topic's records" in err
+
+
+def test_transform_sql_flag_and_what_stays_untyped(cli, lines):
+    code, out, err = cli("--from-file", lines({"id": 1, "name": "a"}), "-f", "json", "-o", "spark-ddl",
+                         "--transform-sql", "SELECT id, mystery(name) AS m, length(name) AS n, _kafka_partition "
+                                            "FROM source")
+    assert code == 0 and out.splitlines() == [
+        "-- `m` = MYSTERY(name): left out, infer-schema cannot type it (stderr says why)",
+        "`id` BIGINT NOT NULL, `n` INT, `_kafka_partition` INT NOT NULL"]
+    assert "column 'm' = MYSTERY(name) is left untyped" in err and "Spark decides its type" in err
+
+
+def test_what_the_run_would_refuse_of_a_table_is_a_warning(cli, lines):
+    code, out, err = cli("--from-file", lines({"id": 1}), "-f", "json", "-o", "spark-ddl", "--transform-sql",
+                         "SELECT id, upper(nme) AS n FROM source")
+    assert (code, out.strip()) == (0, "-- `n` = UPPER(nme): left out, infer-schema cannot type it (stderr says why)\n"
+                                      "`id` BIGINT NOT NULL")
+    assert "run would stop" in err and "reads column 'nme'" in err and "no sampled record has" in err
+
+
+@pytest.mark.parametrize("where, sql, words", [
+    ("flag", "SELECT id FROM orders", ["command line: --transform-sql", "FROM source"]),
+    ("flag", "SELECT count(*) AS n FROM source", ["--transform-sql", "aggregate"]),
+    ("flag", "SELECT id, rand() AS r FROM source", ["--transform-sql", "not deterministic"]),
+    ("flag", "SELECT customer FROM source", ["--transform-sql", "drops the primary-key column 'id'"]),
+    ("config", "SELECT id, amount * 2 AS id2 FROM source, other", ["transform.sql"]),
+])
+def test_a_transform_its_checks_refuse_exits_78(cli, lines, tmp_path, where, sql, words):
+    extra = 'primary_key = ["id"]\n' + (f'\n[transform]\nsql = "{sql}"\n' if where == "config" else "")
+    args = ["--transform-sql", sql] if where == "flag" else []
+    code, out, err = cli(config(tmp_path, extra=extra), "--from-file", lines({"id": 1, "customer": "c"}), *args)
+    assert (code, out) == (78, ""), err
+    assert all(w in err for w in words), err
+
+
+def test_a_route_s_transform_sql_applies_to_the_tables_it_takes(cli, corpus, tmp_path):
+    path = corpus.clean_copy(corpus.with_schema, tmp_path)  # shop.orders
+    routes = ('\n[transform]\nsql = "SELECT * FROM source"\n\n[[route]]\nsource_table = \'shop\\.ord.*\'\n'
+              'sink_table = "orders"\nprimary_key = ["id"]\ntransform_sql = "SELECT id, amount * 100 AS cents FROM '
+              'source"\n')
+    cfg = config(tmp_path, "debezium-json", extra=routes)
+    code, out, err = cli(cfg, "--from-file", path, "-o", "spark-ddl")
+    assert (code, out.strip()) == (0, "`id` BIGINT NOT NULL, `cents` DECIMAL(14,2)"), err
+    cfg.write_text(cfg.read_text().replace("shop\\.ord.*", "shop\\.customers"))
+    code, out, err = cli(cfg, "--from-file", path, "-o", "spark-ddl")
+    assert code == 0 and out.startswith("`id` BIGINT NOT NULL, `customer` STRING NOT NULL")
+    assert "no [[route]] takes shop.orders" in err and "skips its changes" in err
