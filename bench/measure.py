@@ -1,9 +1,10 @@
-"""Wall time and peak memory of a command and all its descendants (the JVM is a grandchild of `cdcsync`).
+"""Wall time, peak memory and CPU time of a command and all its descendants (the JVM is a grandchild of `cdcsync`).
 
 Memory is the sum of each process's proportional set size (PSS): a page shared by several processes counts once in
 all. Summing RSS would count every PySpark worker forked from its daemon again in full. A JVM's helper (Hadoop's
 `chmod`, ~100 per batch on a local disk) is spawned sharing the JVM's address space until it execs, and reports the
-JVM's own PSS: such a process is not counted (kcmp(2) tells that two processes share one)."""
+JVM's own PSS: such a process is not counted (kcmp(2) tells that two processes share one). CPU time is each process's
+user + system time as last sampled (a process's last sampling interval is lost)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
+_TICKS = os.sysconf("SC_CLK_TCK")
 _KCMP = {"x86_64": 312, "aarch64": 272}.get(platform.machine())  # the kcmp(2) system call's number
 _KCMP_VM = 1
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -29,25 +31,43 @@ class Measured:
     peak_rss_mb: float
     stdout: str
     stderr: str
+    cpu_s: float = 0.0  # CPU time (user + system) of the tree, each process's as last sampled: less shaken than the
+    # wall time by other work on the machine, though not untouched by it (caches, and the JVM's threads)
 
 
-def tree_rss(root: int) -> int:
-    """Proportional resident bytes of `root` and every process below it, read from /proc."""
-    children: dict[int, list[int]] = {}
+def _processes() -> dict[int, tuple[int, int]]:
+    """Every process's parent and CPU time so far (user + system, in clock ticks), read from /proc."""
+    out = {}
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
         try:
-            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except OSError:
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            out[int(d.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))  # ppid, utime + stime
+        except (OSError, ValueError, IndexError):
             continue
-        children.setdefault(ppid, []).append(int(d.name))
-    total, todo = 0, [(root, None)]
+    return out
+
+
+def tree(root: int, processes: dict[int, tuple[int, int]]) -> list[tuple[int, int | None]]:
+    """(pid, its parent's pid) of `root` (parent None) and every process below it."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in processes.items():
+        children.setdefault(ppid, []).append(pid)
+    out, todo = [], [(root, None)]
     while todo:
         pid, parent = todo.pop()
+        out.append((pid, parent))
+        todo += [(child, pid) for child in children.get(pid, [])]
+    return out
+
+
+def tree_rss(root: int, processes: dict[int, tuple[int, int]] | None = None) -> int:
+    """Proportional resident bytes of `root` and every process below it, read from /proc."""
+    total = 0
+    for pid, parent in tree(root, _processes() if processes is None else processes):
         if parent is None or not shares_memory(parent, pid):
             total += _pss(pid)
-        todo += [(child, pid) for child in children.get(pid, [])]
     return total
 
 
@@ -78,11 +98,16 @@ def run(cmd: list[str], env: dict | None = None, timeout: float = 3600, every_s:
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **(env or {})})
     peak = [0]
+    cpu: dict[int, int] = {}  # pid -> its CPU ticks when last seen (its last `every_s` before it exits are lost)
     done = threading.Event()
 
     def sample():
         while not done.wait(every_s):
-            peak[0] = max(peak[0], tree_rss(proc.pid))
+            processes = _processes()
+            peak[0] = max(peak[0], tree_rss(proc.pid, processes))
+            for pid, _ in tree(proc.pid, processes):
+                if pid in processes:
+                    cpu[pid] = max(cpu.get(pid, 0), processes[pid][1])
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -90,7 +115,8 @@ def run(cmd: list[str], env: dict | None = None, timeout: float = 3600, every_s:
     seconds = time.monotonic() - t0
     done.set()
     sampler.join()
-    return Measured(proc.returncode, round(seconds, 2), round(peak[0] / 2**20, 1), out, err)
+    return Measured(proc.returncode, round(seconds, 2), round(peak[0] / 2**20, 1), out, err,
+                    round(sum(cpu.values()) / _TICKS, 1))
 
 
 def compactions(table: Path) -> int:

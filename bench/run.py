@@ -1,6 +1,7 @@
 """`make bench`: the same Debezium workload through each contender, one after another, on one local broker.
 
     python -m bench.run [--size smoke|full|tiny] [--freshness-seconds 60] [--freshness-rate 2000]
+    python -m bench.run --size full --only transform [--transform-rounds 3] [--transform-table MOR ...]
 
 Writes bench/results/<time>-<size>.json and .png (and latest-<size>.*). Contenders: cdcsync run --once into MOR and
 COW, and into MOR from the same workload in Avro (Confluent wire format, a local registry); the peer (bench/peer.py:
@@ -9,7 +10,8 @@ aggregation and a bulk_insert) into MOR and COW; cdcsync and the peer into MOR i
 max_records_per_batch = the peer's maxOffsetsPerTrigger), where log files and compactions happen; cdcsync into a MOR
 table already holding 20× the workload's keys (--grown-factor); the plain-Parquet floor; then the freshness run
 (bench/freshness.py) of cdcsync and of the peer. A Hudi contender whose table differs from the workload's final state
-is reported WRONG, and the run then exits with 1.
+is reported WRONG, and the run then exits with 1. `--only transform` runs the transform pair alone (bench/transform.py:
+cdcsync without and with a [transform] sql, interleaved) into bench/results/<time>-<size>-transform.json.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import platform
 import shutil
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from bench import measure
@@ -36,13 +39,17 @@ GROWN_FIRST_ID = 100_000_000  # the grown table's own keys, apart from the workl
 
 def cdcsync_config(work: Path, bootstrap: str, topic: str, table_type: str, trigger: str = "10s",
                    name: str | None = None, options: dict[str, str] | None = None, registry: str | None = None,
-                   run_options: dict[str, int] | None = None) -> Path:
-    """`registry`: the topic is in Avro, its schemas in this registry; `run_options`: more [run] settings."""
+                   run_options: dict[str, int] | None = None, partition_by: list[str] | None = None,
+                   transform_sql: str | None = None) -> Path:
+    """`registry`: the topic is in Avro, its schemas in this registry; `run_options`: more [run] settings;
+    `partition_by`: the table's partition columns; `transform_sql`: a [transform] sql."""
     name = name or f"bench_{table_type.lower()}"
     extra = "".join(f'"{k}" = "{v}"\n' for k, v in (options or {}).items())
     run_extra = "".join(f"{k} = {v}\n" for k, v in (run_options or {}).items())
     fmt = (f'format = "avro-confluent"\nkey_format = "avro-confluent"\nschema_registry_url = "{registry}"'
            if registry else 'format = "debezium-json"')
+    partitions = f"partition_by = {json.dumps(partition_by)}\n" if partition_by else ""
+    transform = f"\n[transform]\nsql = {json.dumps(transform_sql)}\n" if transform_sql else ""
     cfg = work / f"{name}.toml"
     cfg.write_text(f"""[source]
 bootstrap_servers = "{bootstrap}"
@@ -55,7 +62,7 @@ path = "{work / name}"
 table_name = "{name}"
 table_type = "{table_type}"
 primary_key = ["id"]
-
+{partitions}
 [sink.options]
 {extra}
 [run]
@@ -65,7 +72,7 @@ on_bad_record = "fail"
 {run_extra}
 [spark]
 master = "local[2]"
-""")
+{transform}""")
     return cfg
 
 
@@ -157,6 +164,58 @@ def run_grown(work: Path, bootstrap: str, topic: str, w: Workload, want: tuple[i
     return out | {"table_keys_before": seed.keys}
 
 
+TABLE_TYPES = {"MOR": "MERGE_ON_READ", "COW": "COPY_ON_WRITE"}
+
+
+def run_transform(work: Path, bootstrap: str, stamp: str, size: str, options: dict[str, str], rounds: int,
+                  kinds: list[str], transform_options: dict[str, str] | None = None) -> dict:
+    """The transform pair (bench/transform.py): the workload with `created_at` through cdcsync without ("plain") and
+    with the [transform] sql and its day partitions, in one batch each, interleaved per table type (plain,
+    transform, plain, … `rounds` of each) on one topic; every table read back by hudi-rs and checked.
+    `transform_options`: more hoodie.* options for the transform variant's tables only (over `options`)."""
+    from bench import transform as tf
+
+    w = replace(Workload.named(size), created_days=tf.DAYS)
+    topic = f"bench.customer.{stamp.lower()}.created"
+    log(f"transform pair, workload {size}: {w.events:,} events over {w.keys:,} keys with created_at over "
+        f"{w.created_days} days; {tf.SQL}")
+    produced = produce(bootstrap, topic, w)
+    source = list(final_state(w).values())
+    plain, rows = tf.checksum(source), tf.expected(source)
+    want, folders = tf.checksum(rows), tf.days(rows)
+    log(f"produced {produced['messages']:,} in {produced['seconds']}s; final state {plain[0]:,} rows, "
+        f"{want[0]:,} through the transform ({1 - want[0] / plain[0]:.1%} rejected) in {len(folders)} partitions")
+    runs = []
+    for kind in kinds:
+        for i in range(1, rounds + 1):
+            for variant in ("plain", "transform"):
+                name = f"bench_{kind.lower()}_{variant}_{i}"
+                more = {"partition_by": tf.PARTITION_BY, "transform_sql": tf.SQL} if variant == "transform" else {}
+                mine = {**options, **(transform_options or {})} if more else options
+                cfg = cdcsync_config(work, bootstrap, topic, TABLE_TYPES[kind], name=name, options=mine, **more)
+                m = _measured(f"cdcsync {name}", [sys.executable, "-m", "cdcsync", "run", str(cfg), "--once",
+                                                  "--json", "-q"])
+                totals = json.loads(m.stdout)["totals"]
+                got = tf.table_state(work / name)
+                ok = tf.verdict(got, want, folders) if more else tf.verdict(got, plain, set())
+                runs.append({"table": kind, "variant": variant, "round": i, "seconds": m.seconds,
+                             "cpu_s": m.cpu_s, "peak_rss_mb": m.peak_rss_mb, "messages": totals["messages"],
+                             "rows": got["state"][0], "partitions": len(got["folders"]), "files": got["files"],
+                             "operations": got["operations"], "ok": ok,
+                             "status": "ok" if ok else "WRONG"})
+                log(f"cdcsync {kind} {variant} #{i}: {totals['messages']:,} messages in {m.seconds}s (CPU "
+                    f"{m.cpu_s}s), peak {m.peak_rss_mb} MB, {got['state'][0]:,} rows in {len(got['folders'])} "
+                    f"partitions, {got['files']} files, {'+'.join(got['operations'])}, state "
+                    f"{'matches' if ok else 'WRONG'}")
+                shutil.rmtree(work / name, ignore_errors=True)
+                shutil.rmtree(work / f"{name}_ckpt", ignore_errors=True)
+    return {"sql": tf.SQL, "partition_by": tf.PARTITION_BY, "transform_sink_options": transform_options or {},
+            "workload": w.__dict__, "topic_messages":
+            produced["messages"], "expected_rows": {"plain": plain[0], "transform": want[0]},
+            "expected_partitions": len(folders), "order": "plain, transform, interleaved per table type",
+            "runs": runs, "summary": tf.summary(runs)}
+
+
 def run_avro(work: Path, bootstrap: str, topic: str, w: Workload, want: tuple[int, int],
              options: dict[str, str]) -> dict:
     """The same workload as Debezium's Avro converter writes it, through a local registry, into MOR."""
@@ -200,7 +259,14 @@ def main(argv=None) -> int:
     ap.add_argument("--freshness-rate", type=int, default=2000)
     ap.add_argument("--sink-option", action="append", default=[], metavar="KEY=VALUE",
                     help="a hoodie.* option for cdcsync's tables (repeatable), to compare settings")
-    ap.add_argument("--only", choices=["throughput", "freshness"], help="run one half")
+    ap.add_argument("--only", choices=["throughput", "freshness", "transform"],
+                    help="run one half, or the transform pair alone (it runs only so)")
+    ap.add_argument("--transform-rounds", type=int, default=3, metavar="N",
+                    help="--only transform: runs of each variant per table type, interleaved")
+    ap.add_argument("--transform-table", action="append", choices=list(TABLE_TYPES), metavar="MOR|COW",
+                    help="--only transform: the table types, in this order (repeatable; default MOR then COW)")
+    ap.add_argument("--transform-sink-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="--only transform: a hoodie.* option for the transform variant's tables only (repeatable)")
     ap.add_argument("--no-avro", action="store_true", help="skip the Avro variant (and its local registry)")
     ap.add_argument("--no-single-batch", action="store_true", help="skip the single-batch MOR and COW pairs")
     ap.add_argument("--no-multi-batch", action="store_true", help="skip the multi-batch MOR variant")
@@ -211,7 +277,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.event_log:
         keep_event_logs(args.event_log)
-    if args.only != "freshness":
+    if args.only in (None, "throughput"):
         try:
             import matplotlib  # noqa: F401 - the chart: missing, it would fail after minutes of runs, not before
         except ImportError:
@@ -229,6 +295,8 @@ def main(argv=None) -> int:
         broker = LocalBroker(BrokerSpec(work / "kafka", [Listener("PLAINTEXT", free_port())], heap="1g")).start()
     bootstrap = args.bootstrap or broker.bootstrap
     try:
+        if args.only == "transform":
+            return transform_only(work, bootstrap, stamp, args, options)
         log(f"workload {args.size}: {w.events:,} events over {w.keys:,} keys, {w.partitions} partitions")
         topic = f"bench.customer.{stamp.lower()}"
         produced = produce(bootstrap, topic, w)
@@ -288,6 +356,28 @@ def main(argv=None) -> int:
         if broker:
             broker.stop()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def transform_only(work: Path, bootstrap: str, stamp: str, args, options: dict[str, str]) -> int:
+    """`--only transform`: the pair, its report (bench/results/<time>-<size>-transform.json), 1 if a table is wrong."""
+    out = run_transform(work, bootstrap, stamp, args.size, options, args.transform_rounds,
+                        args.transform_table or list(TABLE_TYPES),
+                        dict(o.split("=", 1) for o in args.transform_sink_option))
+    for kind, row in out["summary"].items():
+        figures = ", ".join(f"{v} median {row[v]['median_s']}s ({row[v]['min_s']}-{row[v]['max_s']}s)"
+                            for v in ("plain", "transform") if v in row)
+        log(f"{kind}: {figures}; transform/plain {row.get('transform_over_plain')}x (CPU time "
+            f"{row.get('cpu_transform_over_plain')}x)")
+    report = {"when": stamp, "size": args.size, "sink_options": options, "machine": machine(), "transform": out}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    for name in (f"{stamp}-{args.size}-transform", f"latest-{args.size}-transform"):
+        (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+    bad = [f"{r['table']} {r['variant']} #{r['round']}" for r in out["runs"] if not r["ok"]]
+    if bad:
+        log(f"error: final state differs from the expected one for {bad}")
+        return 1
+    return 0
 
 
 def keep_event_logs(folder: Path) -> None:

@@ -3,7 +3,11 @@ each job's start, the driver's gap before it, its length and tasks; the time wit
 for an application that upserts into Hudi in several batches, each batch's period and the part of it with no job
 running (a batch runs from one `Tagging` job, the first job of Hudi's upsert, to the next).
 
-    python -m bench.timeline EVENTLOG [EVENTLOG ...] [--jobs]
+    python -m bench.timeline EVENTLOG [EVENTLOG ...] [--jobs] [--stages]
+
+`--stages` lists every completed stage with its job, length, tasks, and the tasks' summed run time and CPU time
+(Spark's executorRunTime and executorCpuTime): on a machine shared with other work the CPU time moves far less than
+the wall time, and tells one application's stages apart from another's more steadily.
 """
 
 from __future__ import annotations
@@ -60,6 +64,67 @@ def read(path: Path) -> App:
     return App(name, end if end is not None else last, sorted(jobs.values(), key=lambda j: (j.start, j.id)))
 
 
+@dataclass
+class Stage:
+    id: int
+    job: int | None  # the job that ran it
+    start: float  # seconds since the application started
+    seconds: float
+    tasks: int
+    run_s: float  # the tasks' summed run time
+    cpu_s: float  # the tasks' summed CPU time (the JVM's threads; a Python worker's time is not in it)
+    name: str
+
+
+def stages(path: Path) -> list[Stage]:
+    """Every stage the log saw complete (a skipped stage is not), in the order they started."""
+    t0, job_of, out = None, {}, []
+    for line in Path(path).read_text().splitlines():
+        e = json.loads(line)
+        kind = e["Event"]
+        if kind == "SparkListenerApplicationStart":
+            t0 = e["Timestamp"] / 1000
+        elif kind == "SparkListenerJobStart":
+            description = (e.get("Properties") or {}).get("spark.job.description") or ""
+            job_of |= dict.fromkeys(e.get("Stage IDs") or [], (e["Job ID"], description))
+        elif kind == "SparkListenerStageCompleted" and t0 is not None:
+            info = e["Stage Info"]
+            if "Submission Time" not in info or "Completion Time" not in info:
+                continue
+            acc = {a["Name"]: a.get("Value") for a in info.get("Accumulables") or []}
+            job, description = job_of.get(info["Stage ID"], (None, ""))
+            out.append(Stage(info["Stage ID"], job, info["Submission Time"] / 1000 - t0,
+                             (info["Completion Time"] - info["Submission Time"]) / 1000, info["Number of Tasks"],
+                             int(acc.get("internal.metrics.executorRunTime") or 0) / 1000,
+                             int(acc.get("internal.metrics.executorCpuTime") or 0) / 1e9,
+                             f"{description[:60]} | {info['Stage Name']}" if description else info["Stage Name"]))
+    return sorted(out, key=lambda st: (st.start, st.id))
+
+
+def stage_lines(found: list[Stage]) -> list[str]:
+    lines = [f"{st.start:8.2f}  job {st.job if st.job is not None else '-':>4}  stage {st.id:4d}  {st.seconds:7.2f}s  "
+             f"{st.tasks:4d} tasks  run {st.run_s:7.2f}s  cpu {st.cpu_s:7.2f}s  {st.name[:100]}" for st in found]
+    lines.append(f"stages: {len(found)}, run {sum(st.run_s for st in found):.2f}s, cpu "
+                 f"{sum(st.cpu_s for st in found):.2f}s")
+    for what, (n, seconds, run_s, cpu_s) in stage_totals(found).items():
+        lines.append(f"  {n:3d} stages  {seconds:7.2f}s  run {run_s:7.2f}s  cpu {cpu_s:7.2f}s  {what}")
+    return lines
+
+
+def stage_totals(found: list[Stage]) -> dict[str, tuple[int, float, float, float]]:
+    """Per job description (a stage's own name where its job has none): stages, their summed length, run time and CPU
+    time, the costliest in CPU first."""
+    out: dict[str, list[float]] = {}
+    for st in found:
+        t = out.setdefault(st.name.split(" | ")[0], [0, 0.0, 0.0, 0.0])
+        t[0] += 1
+        t[1] += st.seconds
+        t[2] += st.run_s
+        t[3] += st.cpu_s
+    return {k: (int(v[0]), round(v[1], 2), round(v[2], 2), round(v[3], 2))
+            for k, v in sorted(out.items(), key=lambda kv: -kv[1][3])}
+
+
 def busy(jobs: list[Job], a: float, b: float) -> float:
     """Seconds of [a, b] during which at least one of `jobs` ran (jobs overlap: a compaction beside a batch); a
     job the log never saw end runs to b."""
@@ -102,12 +167,17 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="bench.timeline", description=__doc__.split("\n\n")[0])
     ap.add_argument("logs", nargs="+", type=Path, metavar="EVENTLOG")
     ap.add_argument("--jobs", action="store_true", help="list every job: start, driver gap before it, length, tasks")
+    ap.add_argument("--stages", action="store_true",
+                    help="list every completed stage: its job, length, tasks, the tasks' run time and CPU time")
     args = ap.parse_args(argv)
     for path in args.logs:
         app = read(path)
         if args.jobs:
             print(f"# {app.name} ({path.name})\n   start    gap  job        length  tasks  description")
             print("\n".join(job_lines(app)))
+        if args.stages:
+            print(f"# {app.name} ({path.name}): stages")
+            print("\n".join(stage_lines(stages(path))))
         print(json.dumps(summary(app)))
     return 0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 import zlib
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ class Workload:
     partitions: int = 4
     seed: int = 42
     first_id: int = 1  # keys are first_id, first_id + 1, …: a second workload's keys can stay apart from the first's
+    created_days: int = 0  # > 0: each row carries created_at, within this many days before T0_MS
 
     @classmethod
     def named(cls, size: str) -> Workload:
@@ -71,6 +73,8 @@ def _generate(w: Workload, rows: dict[int, dict]):
             before = None
             after = {"id": cid, "name": f"customer-{cid:07d}", "segment": rng.choice(SEGMENTS),
                      "balance_cents": rng.randint(-10_000, 1_000_000), "updated_at": ts}
+            if w.created_days:
+                after["created_at"] = created_at(cid, w.created_days)
             where[cid] = len(live)
             live.append(cid)
         else:
@@ -93,6 +97,15 @@ def _generate(w: Workload, rows: dict[int, dict]):
                  "source": {"version": "2.7.3.Final", "connector": "mysql", "name": "bench", "ts_ms": ts,
                             "snapshot": "false", "db": "bench", "table": "customer"}}
         yield {"id": cid}, value
+
+
+def created_at(cid: int, days: int) -> str:
+    """Key `cid`'s creation time in the `days` days before T0_MS, as Debezium writes a MySQL TIMESTAMP
+    (io.debezium.time.ZonedTimestamp, UTC): a function of the key alone, so the events' random draws, and every other
+    value, stay those of the workload without it."""
+    span = days * 86_400_000
+    ms = T0_MS - span + (cid * 2_654_435_761) % span  # Knuth's multiplicative hash: keys spread over every day
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms // 1000))
 
 
 def final_state(w: Workload) -> dict[int, dict]:
@@ -127,8 +140,6 @@ def produce_topic(bootstrap: str, topic: str, partitions: int) -> None:
 
 def produce(bootstrap: str, topic: str, w: Workload, encode=json_message) -> dict:
     """Create `topic` with w.partitions and produce the workload; returns counts and the time it took."""
-    import time
-
     from kafka import KafkaProducer
 
     produce_topic(bootstrap, topic, w.partitions)

@@ -41,3 +41,13 @@ def test_a_process_that_exited_while_the_tree_was_read_counts_nothing():
     gone.wait()  # reaped: its /proc entry is gone, as a helper's is a moment after it was listed
     assert measure._pss(gone.pid) == 0
     assert measure._pss(os.getpid()) > 0
+
+
+def test_the_cpu_time_is_the_trees_own_not_the_wall_time():
+    burn = ("import subprocess, sys, time\n"
+            "child = subprocess.Popen([sys.executable, '-c', 'import time\\nt = time.process_time()\\n"
+            "while time.process_time() - t < 1: pass'])\n"
+            "time.sleep(1.5)\nchild.wait()\n")
+    m = measure.run([sys.executable, "-c", burn], every_s=0.05)
+    assert m.returncode == 0, m.stderr
+    assert m.seconds >= 1.5 and 0.8 < m.cpu_s < 1.4, (m.seconds, m.cpu_s)  # the child's second, not the sleep

@@ -65,3 +65,23 @@ def test_the_single_batch_pairs_run_beside_the_bound_and_report_its_ratios(monke
     ratios = reports[0]["ratios"]
     assert ratios["cdcsync MOR / bound"] == 0.5 and ratios["peer COW / bound"] == 0.625
     assert ratios["cdcsync MOR / peer"] == 0.8 and ratios["cdcsync COW / floor"] == 0.4
+
+
+def test_only_transform_runs_the_pair_alone_without_the_chart(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # the pair draws no chart: no need of it
+    monkeypatch.setattr(run, "ROOT", tmp_path)
+    monkeypatch.setattr(run, "RESULTS", tmp_path / "results")
+    called = []
+
+    def pair(work, bootstrap, stamp, size, options, rounds, kinds, transform_options):
+        called.append((size, rounds, kinds, transform_options))
+        return {"runs": [{"table": "COW", "variant": "plain", "round": 1, "ok": True}], "summary": {}}
+
+    monkeypatch.setattr(run, "run_transform", pair)
+    for other in ("produce", "run_cdcsync", "run_peer", "run_bound", "run_floor", "run_freshness"):
+        monkeypatch.setattr(run, other, None)  # any of them called would fail
+    args = ["--size", "tiny", "--bootstrap", "b:9092", "--only", "transform", "--transform-rounds", "5"]
+    assert run.main([*args, "--transform-table", "COW", "--transform-sink-option", "hoodie.a=b"]) == 0
+    assert run.main(args) == 0
+    assert called == [("tiny", 5, ["COW"], {"hoodie.a": "b"}), ("tiny", 5, ["MOR", "COW"], {})]
+    assert (tmp_path / "results" / "latest-tiny-transform.json").exists()
