@@ -184,3 +184,28 @@ def test_an_ordering_field_the_rows_do_not_have_is_refused_with_a_close_match(sp
         sync_rows(spark, cfg, change_rows(spark, [change("c", 1, "a1", 10, ver=1)], 0))
     assert "sink.ordering_field = 'vers'" in err.value.message and "did you mean 'ver'" in err.value.message
     assert err.value.facts["key"] == "sink.ordering_field"
+
+
+@pytest.mark.parametrize("sort_mode", [None, "NONE"])
+def test_a_partitioned_first_load_writes_each_partition_path_from_one_task(spark, tmp_path, sort_mode):
+    """Hudi's default bulk_insert has every task open a file in every partition path it meets; cdcsync shuffles a
+    partitioned first load by path (one file per path here), and a [sink.options] sort mode wins."""
+    options = {"hoodie.bulkinsert.sort.mode": sort_mode} if sort_mode else None
+    cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "COPY_ON_WRITE",
+                                   **{"sink.primary_key": ["id"], "sink.partition_by": ["ver"],
+                                      "sink.options": options}))
+    changes = [change("c", key, f"n{key}", key, ver=key % 4) for key in range(40)]
+    coalesce = "spark.sql.adaptive.coalescePartitions.enabled"
+    spark.conf.set(coalesce, "false")  # else the window's two shuffle partitions of 40 rows become one task
+    try:
+        sync_rows(spark, cfg, change_rows(spark, changes, 0))
+    finally:
+        spark.conf.unset(coalesce)
+    assert operations(spark, cfg.sink.path) == ["BULK_INSERT"]
+    assert {r["id"]: r["ver"] for r in hudi_rs_rows(cfg.sink.path)} == {k: k % 4 for k in range(40)}
+    files = {p.name: len(list(p.glob("*.parquet"))) for p in (tmp_path / "table").glob("ver=*")}
+    assert sorted(files) == ["ver=0", "ver=1", "ver=2", "ver=3"]
+    if sort_mode is None:
+        assert set(files.values()) == {1}, files
+    else:  # two tasks, each meeting every path
+        assert sum(files.values()) > 4, files
