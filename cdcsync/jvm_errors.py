@@ -31,7 +31,8 @@ def java_exception(e: BaseException):
 
 def chain(e: BaseException) -> list[JavaCause]:
     """The Java exception and its causes, outermost first ([] when `e` did not come from the JVM)."""
-    j, out = java_exception(e), []
+    j = java_exception(e)
+    out: list[JavaCause] = []
     try:
         while j is not None and len(out) < _MAX_DEPTH:
             err_class = None

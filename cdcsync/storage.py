@@ -5,6 +5,7 @@ local paths and s3a://; and the one reading of [storage] for each client that re
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 from cdcsync.errors import ConfigError
@@ -120,7 +121,7 @@ def client(storage):
     if s and s.access_key_id:
         kwargs = {"aws_access_key_id": s.access_key_id, "aws_secret_access_key": s.secret_access_key,
                   "aws_session_token": s.session_token}
-    style = "path" if s and s.path_style_access else "auto"
+    style: Literal["path", "auto"] = "path" if s and s.path_style_access else "auto"
     return boto3.client("s3", endpoint_url=s.endpoint if s else None, region_name=(s.region if s else None),
                         config=Config(s3={"addressing_style": style}, retries={"mode": "standard"}), **kwargs)
 

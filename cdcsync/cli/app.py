@@ -77,7 +77,10 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt):
         _interrupted()
     except typer.TyperException as e:  # usage errors: typer's own (vendored) click
-        e.show()
+        if hasattr(e, "show"):  # a ClickException (every one typer raises today) shows itself
+            e.show()
+        else:  # the base class has no show(): its message, as click would print it
+            print(f"Error: {e.format_message()}", file=sys.stderr)
         sys.exit(e.exit_code)
     except Exception:  # a bug: the traceback helps the report; 70, not Python's 1 (which means "warnings")
         import traceback

@@ -160,9 +160,11 @@ class _Source:
         from cdcsync.formats import decoder_for
         from cdcsync.formats.registry import RegistryClient
 
-        src = self.config_source or SourceConfig(bootstrap_servers="", format=self.format)
-        if src.format != self.format:  # --format over the config's: the key settings were for the other format
-            src = SourceConfig(bootstrap_servers="", format=self.format, max_message_bytes=src.max_message_bytes,
+        fmt = self.format
+        assert fmt is not None  # build() refuses a source without a format
+        src = self.config_source or SourceConfig(bootstrap_servers="", format=fmt)
+        if src.format != fmt:  # --format over the config's: the key settings were for the other format
+            src = SourceConfig(bootstrap_servers="", format=fmt, max_message_bytes=src.max_message_bytes,
                                csv_columns=src.csv_columns, csv_field_delimiter=src.csv_field_delimiter)
         if self.csv_columns:
             src = replace(src, csv_columns=self.csv_columns)
@@ -174,6 +176,7 @@ class _Source:
             return _file_records(self.file)
         from cdcsync.kafka.sample import TopicSet, sample
 
+        assert self.servers is not None  # build() refuses a source with neither servers nor a file
         where = TopicSet(self.servers, self.topics, self.pattern, self.client_kwargs or {})
         return sample(where, max_per_partition=max_records, timeout_s=timeout, warn=warn, keep=self._keep())
 
@@ -238,7 +241,9 @@ def _infer(src: _Source, options, max_records: int, timeout: float):
     reporter = make_reporter()
     decoder = src.decoder()
     inferrer = SchemaInferrer(options, masked=frozenset(m.column for m in src.masks))
-    read, bad, examples = 0, Counter(), []
+    read = 0
+    bad: Counter[str] = Counter()
+    examples: list[str] = []
     reporter.info(f"sampling {src.describe()} ({src.format}, up to {max_records} records per partition)")
     for coord, key, value in src.records(max_records, timeout, reporter.warn):
         read += 1

@@ -6,7 +6,7 @@ Thin: options → Security → cdcsync.probe.walk → a rich table (or one JSON 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -108,7 +108,7 @@ def _servers(text: str, config: Path | None) -> list[tuple[str, int]]:
         _usage_error(f"--bootstrap-servers: {e}; write it as host:port[,host:port]")
 
 
-def _usage_error(message: str) -> None:
+def _usage_error(message: str) -> NoReturn:
     """Exit 2 like click's usage errors, without relying on how the entry point handles them."""
     import sys
 

@@ -107,14 +107,21 @@ def sync_table(pipe, cfg, state: TableState, batch: BatchInput, env: DataFrame,
             pipe.reporter.event("columns_inferred", batch=batch.batch_id, table=state.spec.table_name,
                                 why="rows that do not fit the known columns")
         if route is not None:
-            return _sync(pipe, cfg, state, batch, _Decoded(env, route=route))
+            return _sync_inferred(pipe, cfg, state, batch, _Decoded(env, route=route))
         env = env.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            return _sync(pipe, cfg, state, batch, _Decoded(env))
+            return _sync_inferred(pipe, cfg, state, batch, _Decoded(env))
         finally:
             env.unpersist()
     finally:  # a batch that failed names no later job either
         _describe(pipe.spark, batch, None)
+
+
+def _sync_inferred(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> BatchResult:
+    """_sync with the columns inferred from the batch (`given.kept` None), which every row fits."""
+    result = _sync(pipe, cfg, state, batch, given)
+    assert result is not None  # only rows typed with given.kept can misfit
+    return result
 
 
 def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> BatchResult | None:

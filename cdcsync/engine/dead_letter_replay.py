@@ -87,7 +87,8 @@ def replay(spark, cfg, sel: Selection, reporter) -> DeadLetterReplayResult:
     # its records were all bad once: those still bad are reported, not held against max_bad_records (which would stop
     # every replay of a large dead-letter table before it marks anything replayed)
     cfg = replace(cfg, run=replace(cfg.run, max_bad_records=None))
-    pipe = Pipeline(cfg, reporter, mode=CommitMode.REPLAY, spark=spark, on_bad=_StillBad())
+    still_bad = _StillBad()
+    pipe = Pipeline(cfg, reporter, mode=CommitMode.REPLAY, spark=spark, on_bad=still_bad)
     pipe.lock_table("cdcsync dead-letter replay")
     try:
         chosen = selected(spark, cfg, sel)
@@ -95,7 +96,7 @@ def replay(spark, cfg, sel: Selection, reporter) -> DeadLetterReplayResult:
             return result
         chosen = chosen.persist()
         try:
-            _replay(pipe, chosen, result)
+            _replay(pipe, still_bad, chosen, result)
         finally:
             chosen.unpersist()
         return result
@@ -104,7 +105,8 @@ def replay(spark, cfg, sel: Selection, reporter) -> DeadLetterReplayResult:
         result.seconds = round(time.monotonic() - t0, 3)
 
 
-def _replay(pipe: Pipeline, chosen: DataFrame, result: DeadLetterReplayResult) -> None:
+def _replay(pipe: Pipeline, still_bad: _StillBad, chosen: DataFrame, result: DeadLetterReplayResult) -> None:
+    """`chosen` synced through `pipe`, whose bad-record handler is `still_bad`; the result's counts filled in."""
     spark, cfg = pipe.spark, pipe.cfg
     result.selected = chosen.count()
     if not result.selected:
@@ -126,8 +128,9 @@ def _replay(pipe: Pipeline, chosen: DataFrame, result: DeadLetterReplayResult) -
     want = {f"{t}/{p}": n for (t, p), (_, _, n) in per_part.items()}
     source = _DeadLetterBatch(BatchInput(batch_id, start, end, rows=raw, expect_messages=want))
     sync(pipe, source, Summary(cfg.sink.table_name, cfg.sink.path, "dead-letter"))
+    assert source.result is not None  # sync() commits the one batch, or raises
     result.instant, result.ledger = source.result.instant, source.result.ledger
-    bad_rows = pipe.on_bad.rows
+    bad_rows = still_bad.rows
     result.still_bad = sorted(bad_rows, key=lambda r: (r["topic"], r["partition"], r["offset"], r["row_index"]))
     landed = chosen
     if bad_rows:

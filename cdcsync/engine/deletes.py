@@ -101,7 +101,9 @@ def _oldest(rows: DataFrame, name: str) -> Column | None:
     stamp = isinstance(kind, TimestampType)
     if not (stamp or isinstance(kind, (StringType, IntegralType, FractionalType, DateType))):  # DECIMAL: fractional
         return None
-    value = rows.coalesce(1).agg(F.min(F.unix_micros(col) if stamp else col)).first()[0]
+    row = rows.coalesce(1).agg(F.min(F.unix_micros(col) if stamp else col)).first()
+    assert row is not None  # an aggregate without grouping has exactly one row
+    value = row[0]
     if value is None:
         return None
     return F.timestamp_micros(F.lit(value)) if stamp else F.lit(value).cast(kind)
@@ -181,7 +183,9 @@ class _Store:
         if len(old) <= CONSOLIDATE_AT:
             return old
         merged = to_merge(old)
-        newest = (self.read(merged).groupBy("_m_key").agg(F.max("_m_order").alias("_m_order"))
+        consolidated = self.read(merged)
+        assert consolidated is not None  # to_merge keeps at least two files
+        newest = (consolidated.groupBy("_m_key").agg(F.max("_m_order").alias("_m_order"))
                   .select(F.col("_m_key").alias(KEY), F.col("_m_order").alias(hudi.ORDER)))
         self._replace(merged, newest)
         return self.files()

@@ -59,6 +59,8 @@ def place_valueless(rows: DataFrame, spec: hudi.TableSpec, committed: bool) -> D
     then removes that version, and loses to a later change only by the field's rule. A delete with no version before
     it removes nothing and is left out (the ledger still counts it deleted)."""
     field = spec.custom_ordering
+    if field is None:  # `_cdc_order` orders the table, and no change lacks it
+        return rows
     value = F.col(f"`{field}`")
     valueless = F.col(hudi.DELETED) & value.isNull()
     if rows.where(valueless).isEmpty():

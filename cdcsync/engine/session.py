@@ -123,7 +123,7 @@ def build_session(app_name: str = "cdcsync", master: str = "local[2]", conf: dic
         check_java()
         if master.startswith("local") and "SPARK_LOCAL_IP" not in os.environ:
             os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"  # one machine: loopback, no "hostname resolves" warning
-        builder = builder.master(master).config(map=launch_conf(conf))
+        builder = builder.master(master).config(map={**launch_conf(conf)})
     spark = _with_stdout_on_stderr(lambda: _jvm_ignoring_sigterm(builder.getOrCreate))
     spark.sparkContext.setLogLevel("WARN")
     _init_hudi_metadata_payload(spark)
@@ -256,11 +256,12 @@ def _jvm_ignoring_sigterm(start):
 
         return subprocess.Popen(command, preexec_fn=child, **kwargs)
 
-    java_gateway.Popen = popen
+    # setattr: a monkeypatch, a function where pyspark's module holds subprocess's class (mypy types the name a class)
+    setattr(java_gateway, "Popen", popen)  # noqa: B010
     try:
         return start()
     finally:
-        java_gateway.Popen = subprocess.Popen
+        setattr(java_gateway, "Popen", subprocess.Popen)  # noqa: B010
 
 
 def _with_stdout_on_stderr(start):

@@ -42,6 +42,7 @@ def found(df: DataFrame, order: Column) -> dict[str, str]:
 def refuse(df: DataFrame, batch_id: int, cfg) -> None:
     """on_truncate = "fail": stop before anything of the batch is committed, naming where the truncate is."""
     first = df.where(flag()).select("_table", "_kafka_topic", "_kafka_partition", "_kafka_offset").first()
+    assert first is not None  # called for a batch whose counts hold a truncate
     raise DecodeError(
         f"batch {batch_id}: a truncate of {first['_table'] or 'a table'} at {first['_kafka_topic']}/"
         f"{first['_kafka_partition']} offset {first['_kafka_offset']}, and {cfg.path}: source.on_truncate = 'fail'",

@@ -96,7 +96,9 @@ def pin(env: DataFrame, table: list[Col], batch: list[Col], cfg, primary_key: li
     for name, kept in _majority(env, vote).items():
         b = next(c for c in vote if c.name == name)
         cols[cols.index(b)] = replace(b, type=kept)
-        pins.append(Pin(name, kept, b.type, policy.keeps_type(name)))
+        why = policy.keeps_type(name)
+        assert why is not None  # decide() puts a column to the vote only when its type is kept
+        pins.append(Pin(name, kept, b.type, why))
     return cols, pins
 
 
@@ -109,17 +111,19 @@ def _majority(env: DataFrame, vote: list[Col]) -> dict[str, str]:
     """{column: type} for new columns whose values are mostly one narrower JSON type (one pass over the batch)."""
     if not vote:
         return {}
-    row = "_row_nested" if "_row_nested" in env.columns else "_row"  # flattening re-encodes values as text
-    text = F.when(F.col("_op").isin("u", "d"), F.coalesce(row, "_key_row"))
+    image = "_row_nested" if "_row_nested" in env.columns else "_row"  # flattening re-encodes values as text
+    text = F.when(F.col("_op").isin("u", "d"), F.coalesce(image, "_key_row"))
     aggs = []
     for c in vote:
         aggs.append(F.count(F.from_json(text, f"`{c.name}` STRING")[c.name]))
         aggs += [F.count(F.from_json(text, f"`{c.name}` {t}")[c.name]) for t in _NARROWER[c.type]]
     row = env.agg(*aggs).first()
-    out, i = {}, 0
+    assert row is not None  # an aggregate without grouping has exactly one row
+    out: dict[str, str] = {}
+    i = 0
     for c in vote:
         narrower = _NARROWER[c.type]
-        counts = dict(zip(narrower, row[i + 1:i + 1 + len(narrower)], strict=True))
+        counts: dict[str, int] = dict(zip(narrower, row[i + 1:i + 1 + len(narrower)], strict=True))
         kept = majority_type(counts, row[i], narrower)
         if kept:
             out[c.name] = kept

@@ -57,14 +57,14 @@ def check(props: dict, path) -> None:
     """Refuse a name of config file `path`'s `props` that the consumer would ignore or Spark manages, naming the
     closest known name."""
     for name in props:
-        where = dict(key=f'source.properties."{name}"', file=str(path))
+        key, file = f'source.properties."{name}"', str(path)
         if name in MANAGED:
             raise ConfigError(f"{path}: [source.properties] {name} is set by cdcsync or Spark's Kafka source",
-                              hint=MANAGED[name], **where)
+                              hint=MANAGED[name], key=key, file=file)
         if name in CONSUMER or name in LIBRDKAFKA:
             continue
         close = difflib.get_close_matches(name, sorted(CONSUMER | LIBRDKAFKA), n=1, cutoff=0.75)
         raise ConfigError(f"{path}: [source.properties] {name} is not a Kafka consumer property" +
-                          (f"; did you mean {close[0]}?" if close else ""), **where,
+                          (f"; did you mean {close[0]}?" if close else ""), key=key, file=file,
                           hint="the Java client would ignore it; the names are at "
                                "https://kafka.apache.org/34/documentation.html#consumerconfigs")

@@ -87,6 +87,7 @@ def resolve_replay_spec(spec: ReplaySpec, view: KafkaView, extent: Extent, commi
     if spec.kind == "latest":
         return Offsets({t: latest[t] for t in topics})
     if spec.kind == "timestamp":
+        assert spec.ts_ms is not None  # parse_replay_spec gives every "timestamp" spec its time
         return view.for_time(topics, spec.ts_ms)  # first offset at or after the time: the bound is half-open
     if spec.kind == "committed":
         recorded = committed() if committed else None

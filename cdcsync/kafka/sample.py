@@ -33,8 +33,9 @@ def sample(where: TopicSet, *, max_per_partition: int = DEFAULT_PER_PARTITION, t
 
     Stops early (with a warning) when `timeout_s` passes before every partition delivered its share.
     """
-    from kafka import KafkaConsumer, TopicPartition
+    from kafka import KafkaConsumer
     from kafka.errors import KafkaError, NoBrokersAvailable
+    from kafka.structs import TopicPartition
 
     bootstrap_servers = where.bootstrap_servers
     try:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import re
 import ssl
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cdcsync.errors import CdcsyncError, ConfigError, SourceError, TopicMissingError
 from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka.offsets import Gap, Offsets, parse_specific_offsets
 from cdcsync.kafka.security import Security
+
+if TYPE_CHECKING:
+    from kafka import KafkaClient
 
 
 @dataclass
@@ -65,11 +69,15 @@ class KafkaView:
     def close(self) -> None:
         self._c.close()
 
+    def _client(self) -> KafkaClient:
+        """kafka-python 2.x's client under the consumer, as the probe uses its protocol layer."""
+        return self._c._client  # type: ignore[attr-defined]  # private: types-kafka-python does not declare it
+
     def _metadata(self, timeout_ms: int = 15000) -> None:
         """All topics' metadata, bounded: KafkaConsumer.topics() and partitions_for_topic() poll without a limit."""
         from kafka.errors import KafkaTimeoutError
 
-        client = self._c._client  # kafka-python 2.x's client, as the probe uses its protocol layer
+        client = self._client()
         cluster = client.cluster
         stash, cluster.need_all_topic_metadata = cluster.need_all_topic_metadata, True
         try:
@@ -84,13 +92,13 @@ class KafkaView:
 
     def topics(self) -> set[str]:
         self._metadata()
-        return set(self._c._client.cluster.topics())
+        return set(self._client().cluster.topics())
 
     def partitions(self, topic: str) -> list[int]:
-        parts = self._c._client.cluster.partitions_for_topic(topic)
+        parts = self._client().cluster.partitions_for_topic(topic)
         if parts is None:
             self._metadata()
-            parts = self._c._client.cluster.partitions_for_topic(topic)
+            parts = self._client().cluster.partitions_for_topic(topic)
         if not parts:
             raise TopicMissingError(
                 f"topic {topic!r} does not exist on {self.bootstrap_servers}",
@@ -111,7 +119,7 @@ class KafkaView:
         return found
 
     def _tps(self, topics: list[str]):
-        from kafka import TopicPartition
+        from kafka.structs import TopicPartition
 
         return [TopicPartition(t, p) for t in topics for p in self.partitions(t)]
 
@@ -126,7 +134,7 @@ class KafkaView:
         tps = self._tps(topics)
         found = self._c.offsets_for_times({tp: ts_ms for tp in tps})
         ends = self._c.end_offsets(tps)
-        return _nest({tp: (found[tp].offset if found.get(tp) else ends[tp]) for tp in tps})
+        return _nest({tp: (f.offset if (f := found.get(tp)) else ends[tp]) for tp in tps})
 
     def committed(self, topics: list[str]) -> Offsets:
         if not self.group_id:
@@ -140,8 +148,7 @@ class KafkaView:
 
     def commit_group(self, offsets: Offsets) -> None:
         """Monitoring only: the group's offsets follow the Hudi commits, they are never read back by a run."""
-        from kafka import TopicPartition
-        from kafka.structs import OffsetAndMetadata
+        from kafka.structs import OffsetAndMetadata, TopicPartition
 
         if not self.group_id or not offsets:
             return

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from cdcsync.kafka.oidc import TokenError
+from cdcsync.kafka.oidc import TokenError, TokenProvider
 from cdcsync.kafka.security import Security
 from cdcsync.probe import certs, failures, net
 from cdcsync.probe.hop import Client, Hop
@@ -36,11 +36,13 @@ def run_ladder(hop: Hop, client: Client, topics: list[str] | None = None, keep_o
                 hop.add("tcp", OK, f"connected to {endpoint(used, hop.port)}"
                         + (f" (before that: {'; '.join(failed)})" if failed else ""), t0)
             elif layer == "tls":
+                assert sock is not None and client.ctx is not None  # after "tcp"; a TLS client has a context
                 sock, info = net.tls_handshake(sock, client.ctx, hop.host, deadline)
                 status, detail, hint = certs.tls_check(info, sec)
                 hop.add("tls", status, detail, t0, hint=hint,
                         finding=f"{hop.who}: TLS certificate expires soon" if status == WARN else "")
             elif layer == "api-versions":
+                assert sock is not None  # after "tcp"
                 session = Session(sock, deadline)
                 versions = session.api_versions()
                 missing = [API_NAMES[k] for k in NEEDED_APIS if k not in versions]
@@ -48,9 +50,11 @@ def run_ladder(hop: Hop, client: Client, topics: list[str] | None = None, keep_o
                         hint="cdcsync needs these APIs: is this a Kafka broker (not a KRaft controller)?"
                         if missing else "", finding=f"{hop.who} lacks {', '.join(missing)}" if missing else "")
             elif layer == "token":
-                hop.add("token", OK, f"{_token(client)} for client {sec.oauth.client_id} from the token endpoint "
-                        f"{sec.oauth.endpoint}", t0)
+                assert client.tokens is not None and sec.oauth is not None  # "token" is a layer for OAUTHBEARER
+                hop.add("token", OK, f"{_token(client.tokens)} for client {sec.oauth.client_id} from the token "
+                        f"endpoint {sec.oauth.endpoint}", t0)
             elif layer == "sasl":
+                assert sec.sasl_mechanism is not None  # sec.sasl: a mechanism is set
                 enabled = session.sasl_handshake(sec.sasl_mechanism)
                 try:
                     session.sasl_authenticate(sec, hop.host, client.tokens)
@@ -92,13 +96,13 @@ def principal(sec: Security) -> str:
     return str(sec.username)
 
 
-def _token(client: Client) -> str:
+def _token(tokens: TokenProvider) -> str:
     """The walk's one token (cached), its lifetime read from its claims."""
     try:
-        client.tokens.token()
+        tokens.token()
     except TokenError as e:
         raise WireError(f"token_{e.kind}", e.message) from None
-    left = client.tokens.expires_at - time.time()
+    left = tokens.expires_at - time.time()
     return f"got a token valid for {left:.0f}s"
 
 

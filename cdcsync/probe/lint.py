@@ -4,6 +4,7 @@ link-local, private, single-label, cluster-internal) works for the broker's neig
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Sequence
 
 INTERNAL_SUFFIXES = (".svc.cluster.local", ".cluster.local", ".svc", ".internal", ".local", ".localdomain", ".lan",
                      ".home.arpa")
@@ -13,7 +14,7 @@ PRIVATE_NETS = [ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12",
 ADVERTISED_FIX = "set advertised.listeners to an address clients can reach, or add a listener for external clients"
 
 
-def host_classes(host: str, addresses: list[str] = ()) -> set[str]:
+def host_classes(host: str, addresses: Sequence[str] = ()) -> set[str]:
     """Which reach classes a host belongs to: unspecified, loopback, link-local, private, single-label, internal."""
     out: set[str] = set()
     name = host.lower().rstrip(".")

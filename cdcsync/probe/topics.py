@@ -70,8 +70,10 @@ def _partition_checks(name: str, parts: list[dict], reach: dict[int, Hop]) -> li
     if unreachable:
         bad = sorted({p["leader"] for p in unreachable})
         where = ", ".join(f"broker {b} at {reach[b].target}" for b in bad)
+        failure = reach[bad[0]].failure
+        assert failure is not None  # `unreachable`: the partitions whose leader's ladder failed
         out.append(mk(FAIL, f"{name} partitions {nums(unreachable)} are led by {where}, which this host cannot "
-                      "reach", ExitCode.LEADER_UNAVAILABLE, reach[bad[0]].failure.hint))
+                      "reach", ExitCode.LEADER_UNAVAILABLE, failure.hint))
     if offline:
         out.append(mk(WARN, f"{name} partitions {nums(offline)} have offline replicas", ExitCode.WARNINGS,
                       "restart or replace the brokers holding them"))

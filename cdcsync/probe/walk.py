@@ -65,6 +65,7 @@ def probe(bootstrap: list[tuple[str, int]], sec: Security, *, topics: list[str] 
 def _after_bootstrap(w: _Walk, primary: Hop, boots: list[Hop]) -> None:
     report = w.report
     md = primary.metadata
+    assert md is not None  # `primary`: the bootstrap server that answered Metadata
     boot_classes = set().union(*(host_classes(b.host, b.addresses) for b in boots))
     endpoints: dict[tuple[str, int], Hop] = {}
     for b in sorted(md["brokers"], key=lambda b: b["id"]):
@@ -101,11 +102,12 @@ def _after_bootstrap(w: _Walk, primary: Hop, boots: list[Hop]) -> None:
         checks, report.topics = topic_checks(md, w.topics, reach)
         report.checks += checks
     if w.group:
-        _group(w, primary, endpoints)
+        _group(w, w.group, primary, endpoints)
 
 
-def _group(w: _Walk, primary: Hop, endpoints: dict[tuple[str, int], Hop]) -> None:
-    report, group = w.report, w.group
+def _group(w: _Walk, group: str, primary: Hop, endpoints: dict[tuple[str, int], Hop]) -> None:
+    report = w.report
+    assert primary.session is not None  # the bootstrap ladders keep their connection open (keep_open)
     try:
         r, ms = find_coordinator(primary.session, group, w.client.timeout)
     except WireError as e:

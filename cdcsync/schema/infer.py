@@ -7,6 +7,7 @@ schema, authoritative) > hint (Canal's mysqlType; a value that does not parse wi
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from cdcsync.config.model import MASKED_TEXT
 from cdcsync.errors import SchemaError
@@ -30,9 +31,10 @@ class _Col:
     def __init__(self, name: str, path: tuple, origin: str, ctype: ColumnType | None):
         self.name, self.path, self.origin, self.type = name, path, origin, ctype
         self.hint = ctype if origin == HINT else None
-        self.env = None  # the envelope's type, when one states it
+        self.env: ColumnType | None = None  # the envelope's type, when one states it
         self.present = self.samples = self.nulls = 0
-        self.example = self.coord = None
+        self.example: Any = None
+        self.coord: Coord | None = None
         self.kinds: set[type] = set()
         self.saturated = ctype is STRING  # STRING absorbs everything: stop classifying
 
@@ -111,9 +113,11 @@ class SchemaInferrer:
                     c.type = widen(c.type, seen)
                     c.saturated = c.type is STRING or c.type == STRING
             elif origin == DECLARED:
+                assert c.type is not None  # a declared column has the declared type
                 if c.env is None and not fits(c.type, v):
                     raise self._mismatch(t, c, seen_type_for(c.type, v), v, coord)
             elif origin == HINT:
+                assert c.type is not None  # a hinted column starts at the hint and only widens
                 if not fits(c.type, v):
                     new = widen(c.type, text_type(v, True, False))
                     self.warnings.append(f"{t.name}.{col}: value {self._value(col, v)} at {coord} does not parse as "
@@ -150,6 +154,7 @@ class SchemaInferrer:
                 if c.origin == DATA:
                     c.origin, c.type = ENVELOPE, env_type
             if c.origin == DECLARED:
+                assert c.type is not None  # a declared column has the declared type
                 if not holds(c.type, env_type):
                     raise self._mismatch(t, c, env_type, None, coord, envelope=True)
             elif c.origin == ENVELOPE and c.env is not None and env_type != c.env:

@@ -14,7 +14,7 @@ import json
 import re
 
 from cdcsync.schema.model import ENVELOPE, ColumnSchema, TableSchema
-from cdcsync.schema.types import BIGINT_MAX, BIGINT_MIN, STRING, Kind, widen
+from cdcsync.schema.types import BIGINT_MAX, BIGINT_MIN, STRING, ColumnType, Kind, widen
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -131,7 +131,7 @@ _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 def toml_columns(tables: dict[str, TableSchema]) -> str:
     """A `[schema.columns]` block to paste into config.toml (columns of several tables merged by widening)."""
-    merged: dict[str, object] = {}
+    merged: dict[str, ColumnType | None] = {}
     null_only: list[str] = []
     for t in tables.values():
         for c in t.columns.values():
@@ -189,9 +189,10 @@ def _only_nulls(c: ColumnSchema) -> bool:
 
 
 def _type_cell(c: ColumnSchema) -> str:
-    if c.untyped:
+    shown = c.shown_type()
+    if shown is None:  # untyped
         return "? (Spark decides at run time)"
-    return c.shown_type() + (" (only nulls)" if _only_nulls(c) else "")
+    return shown + (" (only nulls)" if _only_nulls(c) else "")
 
 
 def _example(v, limit: int = 40) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 MAX_PRECISION = 38
 BIGINT_DIGITS = 19  # digits of 2**63-1: a BIGINT merged with a DECIMAL needs 19 integer digits
@@ -50,7 +51,10 @@ class ColumnType:
 
     @property
     def integer_digits(self) -> int:
-        return self.precision - self.scale if self.kind is Kind.DECIMAL else 0
+        if self.kind is not Kind.DECIMAL:
+            return 0
+        assert self.precision is not None and self.scale is not None  # a DECIMAL is built with both (decimal(), parse)
+        return self.precision - self.scale
 
     @staticmethod
     def decimal(precision: int, scale: int) -> ColumnType:
@@ -74,7 +78,7 @@ class ColumnType:
             return "TIMESTAMP"
         return str(self)
 
-    def json_schema(self) -> dict:
+    def json_schema(self) -> dict[str, Any]:
         """How a value of this type looks in a JSON document when it is not wrapped in an envelope encoding."""
         return dict(_JSON_SCHEMA[self.kind])
 
@@ -102,7 +106,7 @@ TIME_PATTERN = r"^\d{2}:\d{2}:\d{2}(\.\d{1,9})?$"
 _DATE_OR_TS = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?$"
 _DATE_OR_TS_LTZ = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?))?$"
 
-_JSON_SCHEMA = {
+_JSON_SCHEMA: dict[Kind, dict[str, Any]] = {
     Kind.BOOLEAN: {"type": "boolean"},
     Kind.BIGINT: {"type": "integer", "minimum": BIGINT_MIN, "maximum": BIGINT_MAX},
     Kind.DECIMAL: {"type": "number"},

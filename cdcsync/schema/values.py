@@ -124,9 +124,9 @@ def classify_text(s: str, keep_leading_zeros: bool = True) -> ColumnType:
 
 def decimal_type(d: Decimal) -> ColumnType | None:
     """The exact DECIMAL(p,s) of a decimal literal (trailing fractional zeros dropped); DOUBLE for NaN/Infinity."""
-    if not d.is_finite():
-        return DOUBLE
     sign, digits, exp = d.as_tuple()
+    if not isinstance(exp, int):  # NaN ('n', 'N') or Infinity ('F'): not finite
+        return DOUBLE
     while exp < 0 and len(digits) > 1 and digits[-1] == 0:  # 1.50 needs scale 1, not 2
         digits, exp = digits[:-1], exp + 1
     if exp >= 0:

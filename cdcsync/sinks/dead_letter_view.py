@@ -79,12 +79,13 @@ def _render(col, op: str, value, is_null):
 
 def reason_counts(cfg, sel: Selection) -> list[dict]:
     """Counts per (topic, partition, reason) with the offset span and when they were first / last seen."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     t = _read(cfg, sel, _COUNTED)
     if t is None or not t.num_rows:
         return []
-    t = t.append_column("replayed_n", pc.cast(pc.fill_null(t["replayed"], False), "int64"))
+    t = t.append_column("replayed_n", pc.cast(pc.fill_null(t["replayed"], pa.scalar(False)), pa.int64()))
     g = t.group_by(["topic", "partition", "reason"]).aggregate([
         ("offset", "count"), ("replayed_n", "sum"), ("offset", "min"), ("offset", "max"), ("first_seen", "min"),
         ("first_seen", "max")]).sort_by([("topic", "ascending"), ("partition", "ascending"), ("reason", "ascending")])

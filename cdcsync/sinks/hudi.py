@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from typing import Any
 
 from cdcsync import __version__, jvm_errors
 from cdcsync.errors import SinkError
@@ -127,10 +128,10 @@ def index_change(recorded: str | None, wanted: str) -> str | None:
 
 
 def commit_metadata(batch_id: int, end: Offsets, replayed_from: Offsets | None, ledger: dict, schema: str,
-                    changes: list[str]) -> dict:
+                    changes: list[str]) -> dict[str, Any]:
     """What a batch's commit carries: its end offsets (the resume point), or for a replay the range it re-applied
     (never a resume point); the batch id, ledger and schema; and the schema changes it applied, if any."""
-    meta = {META_OFFSETS: end.to_json()} if replayed_from is None else \
+    meta: dict[str, Any] = {META_OFFSETS: end.to_json()} if replayed_from is None else \
         {META_REPLAY: {"from": replayed_from.to_json(), "to": end.to_json()}}
     meta |= {META_BATCH: str(batch_id), META_LEDGER: ledger, META_SCHEMA: schema, META_VERSION: __version__}
     if changes:

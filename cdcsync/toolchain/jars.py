@@ -158,6 +158,7 @@ def pyspark_version() -> str:
         return "not installed"
     version = importlib.util.spec_from_file_location(
         "_cdcsync_pyspark_version", Path(spec.submodule_search_locations[0]) / "version.py")
+    assert version is not None and version.loader is not None  # a .py path always has a source loader
     module = importlib.util.module_from_spec(version)
     version.loader.exec_module(module)
     return module.__version__

@@ -4,6 +4,8 @@ Spark's optimizer reads each field straight from its source column."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pyspark.errors import AnalysisException, ParseException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -21,14 +23,14 @@ def ansi(spark) -> bool:
 
 
 def verdicts(df: DataFrame, tf: Transform, bound: Bound, view: list[Column],
-             refused: list[tuple[Column, str]] = ()) -> DataFrame:
+             refused: Sequence[tuple[Column, str]] = ()) -> DataFrame:
     """`df` plus KEEP and FAILED, computed over `view` (the view's columns, each aliased by its name); `refused`:
     more reasons a row cannot be transformed (a test over the struct, its detail)."""
     failed = F.lit(None).cast("string")
     for test, detail in reversed(bound.failures):
         failed = F.when(F.expr(test), F.expr(detail)).otherwise(failed)
-    for test, detail in reversed(refused):
-        failed = F.when(test, F.lit(detail)).otherwise(failed)
+    for check, reason in reversed(refused):
+        failed = F.when(check, F.lit(reason)).otherwise(failed)
     keep = F.coalesce(F.expr(bound.keep), F.lit(False)) if bound.keep else F.lit(True)
     with _checked(tf):
         return df.withColumn(STRUCT, F.struct(*view)).withColumns({KEEP: keep, FAILED: failed}).drop(STRUCT)

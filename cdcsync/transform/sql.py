@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.dialects.spark import Spark
-from sqlglot.errors import ErrorLevel, ParseError, UnsupportedError
+from sqlglot.errors import ParseError, UnsupportedError
 
 from cdcsync.errors import ConfigError
+from cdcsync.transform.dialect import SparkAsWritten, to_sql
 
 VIEW = "source"
 STRUCT = "_v"  # the struct column the bound expressions read the view's columns from
@@ -48,8 +49,15 @@ class Output:
     unchanged, if it does."""
 
     name: str
-    node: exp.Expression | None = field(compare=False, repr=False)
+    node: exp.Expr | None = field(compare=False, repr=False)
     passes: str | None = None
+
+    @property
+    def expression(self) -> exp.Expr:
+        """`node` of a named column (Transform.columns() gives only those: it expands `*`)."""
+        if self.node is None:
+            raise TypeError("`*` has no expression of its own: Transform.columns() expands it")
+        return self.node
 
 
 @dataclass(frozen=True)
@@ -60,7 +68,7 @@ class Transform:
     key: str  # the config key it came from, for messages: "transform.sql", "route[1].transform_sql"
     path: str
     outputs: tuple[Output, ...]
-    where: exp.Expression | None = field(compare=False, repr=False)
+    where: exp.Expr | None = field(compare=False, repr=False)
 
     @property
     def star(self) -> bool:
@@ -87,7 +95,7 @@ class Transform:
         nodes = [o.node for o in self.outputs if o.node is not None and o.passes != o.name]
         return _reads(nodes + ([self.where] if self.where else []))
 
-    def bind(self, view: list[str], ansi: bool, through: list[str] = ()) -> Bound:
+    def bind(self, view: list[str], ansi: bool, through: Sequence[str] = ()) -> Bound:
         """Spark SQL over the struct STRUCT holding `view`'s columns; a column the view lacks is a ConfigError
         naming the closest one, and so is a column of `through` (the key the source gave, the ordering column)
         that does not pass through unchanged. `ansi`: Spark's ANSI mode, where a cast that cannot convert fails the
@@ -108,7 +116,7 @@ class Transform:
                 hint="name a column of the source, or declare it in [schema.columns] when no change so far carried "
                      "it", file=self.path, key=self.key, column=missing[0])
         failures: list[tuple[str, str]] = []
-        columns = [(o.name, _render(o.node, ansi, failures)) for o in outputs.values()]
+        columns = [(o.name, _render(o.expression, ansi, failures)) for o in outputs.values()]
         keep = _render(self.where, ansi, failures) if self.where is not None else None
         return Bound(tuple(columns), keep, tuple(dict.fromkeys(failures)))
 
@@ -139,14 +147,14 @@ def parse(sql: str, *, key: str, path: str, primary_key: list[str] | None, order
     star = any(o.node is None for o in outputs)
     for k, role in [*((k, "primary-key") for k in primary_key or []),
                     *(((ordering_field, "ordering"),) if ordering_field else ())]:
-        out = next((o for o in outputs if o.name == k), None)
+        out = next((o for o in outputs if o.node is not None and o.name == k), None)
         if out is None and not star:
             close = _close(k, names)
             raise refuse(f"drops the {role} column {k!r}: the table finds a change's row by it (its columns: "
                          f"{', '.join(names)})" + (f"; did you mean {close!r}?" if close else ""),
                          f"select it unchanged: SELECT {k}, ...", column=k)
         if out is not None and out.passes != k:
-            raise refuse(f"computes the {role} column {k!r} ({_sql(out.node)}): a delete finds its row by "
+            raise refuse(f"computes the {role} column {k!r} ({to_sql(out.expression)}): a delete finds its row by "
                          "the source's own value", f"pass {k} through unchanged and compute another column",
                          column=k)
     if not star:
@@ -171,11 +179,11 @@ def parse(sql: str, *, key: str, path: str, primary_key: list[str] | None, order
     return tf
 
 
-def _unsupported(node: exp.Expression) -> str:
+def _unsupported(node: exp.Expr) -> str:
     """The innermost part of `node` sqlglot cannot render as Spark SQL, by its function name."""
-    def fails(n: exp.Expression) -> bool:
+    def fails(n: exp.Expr) -> bool:
         try:
-            return not _sql(n, strict=True)
+            return not to_sql(n, strict=True)
         except UnsupportedError:
             return True
     worst = max((n for n in node.walk() if fails(n)), key=lambda n: n.depth, default=node)
@@ -185,7 +193,7 @@ def _unsupported(node: exp.Expression) -> str:
 def _select(text: str, refuse) -> exp.Select:
     """The one SELECT of `text`, without a clause that would relate one row to others."""
     try:
-        statements = [s for s in sqlglot.parse(text, read=_Spark) if s is not None]
+        statements = [s for s in sqlglot.parse(text, read=SparkAsWritten) if s is not None]
     except ParseError as e:
         first = e.errors[0] if e.errors else {}
         raise refuse(f"is not Spark SQL: {first.get('description', e)} (line {first.get('line', '?')}, column "
@@ -212,23 +220,23 @@ def _view_names(select: exp.Select, refuse) -> set[str]:
         raise refuse("must read FROM source (or Hudi Streamer's <SRC>)", "write ... FROM source")
     alias = table.args.get("alias")
     if [k for k, v in table.args.items() if v and k not in ("this", "alias")] or (alias and alias.columns):
-        raise refuse(f"reads {_sql(table)}: the view is read as it is, one change at a time (no TABLESAMPLE, "
+        raise refuse(f"reads {to_sql(table)}: the view is read as it is, one change at a time (no TABLESAMPLE, "
                      "PIVOT, time travel or column aliases)", "write ... FROM source [AS s]")
     return {VIEW, table.alias} - {""}
 
 
-def _row_by_row(node: exp.Expression, select: exp.Select, refuse) -> None:
+def _row_by_row(node: exp.Expr, select: exp.Select, refuse) -> None:
     """Refuses `node` when it relates rows (aggregate, window, generator, subquery) or is not deterministic."""
     what = next((w for t, w in _ROW_BY_ROW.items() if isinstance(node, t)), None)
     if isinstance(node, exp.Anonymous) and node.name.lower() in _GENERATOR_NAMES:
         what = f"a generator ({node.name.lower()})"
     if what or (isinstance(node, exp.Select) and node is not select):
-        raise refuse(f"{what or 'a subquery'} ({_sql(node)}) cannot transform one change on its own",
+        raise refuse(f"{what or 'a subquery'} ({to_sql(node)}) cannot transform one change on its own",
                      "use functions of the row's own columns")
     unix_now = isinstance(node, exp.StrToUnix) and (node.this is None or isinstance(node.this, exp.CurrentTimestamp))
     if unix_now or isinstance(node, _NONDETERMINISTIC) or (
             isinstance(node, exp.Anonymous) and node.name.lower() in _NONDETERMINISTIC_NAMES):
-        written = "unix_timestamp()" if unix_now else _sql(node)
+        written = "unix_timestamp()" if unix_now else to_sql(node)
         raise refuse(f"{written} is not deterministic: a replay of the same changes would write other values",
                      "derive the value from the change's columns (a timestamp column, the Kafka timestamp in "
                      "metadata_columns)", function=written)
@@ -240,24 +248,24 @@ def _outputs(select: exp.Select, view_names: set[str], refuse) -> list[Output]:
         node = item.this if isinstance(item, exp.Alias) else item
         if isinstance(node, exp.Star) or (isinstance(node, exp.Column) and isinstance(node.this, exp.Star)):
             if isinstance(node, exp.Column) and node.table not in view_names:
-                raise refuse(f"{_sql(node)} expands a struct: the table's columns are the view's", "select its "
-                             f"fields by name: {node.table}.a AS a, ...", column=_sql(node))
+                raise refuse(f"{to_sql(node)} expands a struct: the table's columns are the view's", "select its "
+                             f"fields by name: {node.table}.a AS a, ...", column=to_sql(node))
             star = node if isinstance(node, exp.Star) else node.this
             if isinstance(item, exp.Alias) or any(star.args.values()):
-                raise refuse(f"{_sql(item)}: `*` stands for the view's columns as they are (no alias, EXCEPT, "
-                             "REPLACE)", "write SELECT *, ... or name the columns", column=_sql(item))
+                raise refuse(f"{to_sql(item)}: `*` stands for the view's columns as they are (no alias, EXCEPT, "
+                             "REPLACE)", "write SELECT *, ... or name the columns", column=to_sql(item))
             if any(o.node is None for o in out):
                 raise refuse("gives `*` twice", "write `*` once")
             out.append(Output("*", None))
             continue
         node = _unqualified(node.unnest(), view_names)  # (a) is a
         bare = node.name if isinstance(node, exp.Column) and not node.table else None
-        if not isinstance(item, exp.Alias) and bare is None:
-            raise refuse(f"{_sql(item)} needs a name: Spark would call the column by its text",
-                         f"write {_sql(item)} AS a_name", column=_sql(item))
-        if isinstance(node, exp.Null):  # Spark types it VOID, which neither Parquet nor Hudi can store
-            raise refuse(f"{_sql(item)}: a bare NULL has no type", "write CAST(NULL AS STRING) AS ...")
         name = item.alias if isinstance(item, exp.Alias) else bare
+        if name is None:
+            raise refuse(f"{to_sql(item)} needs a name: Spark would call the column by its text",
+                         f"write {to_sql(item)} AS a_name", column=to_sql(item))
+        if isinstance(node, exp.Null):  # Spark types it VOID, which neither Parquet nor Hudi can store
+            raise refuse(f"{to_sql(item)}: a bare NULL has no type", "write CAST(NULL AS STRING) AS ...")
         if name.lower().startswith(_RESERVED):
             raise refuse(f"column {name!r}: names starting {', '.join(_RESERVED)} are Hudi's and cdcsync's own",
                          "choose another name", column=name)
@@ -274,9 +282,9 @@ def _close(name: str, names: list[str]) -> str | None:
     return lowered[close[0]] if close else None
 
 
-def _unqualified(node: exp.Expression, view_names: set[str]) -> exp.Expression:
+def _unqualified(node: exp.Expr, view_names: set[str]) -> exp.Expr:
     """`node` with the view's own qualifier (source.x, s.x) dropped; other dotted names are struct fields."""
-    def strip(n: exp.Expression) -> exp.Expression:
+    def strip(n: exp.Expr) -> exp.Expr:
         parts = n.parts if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star) else []
         if len(parts) > 1 and parts[0].name in view_names:
             return _column([p.copy() for p in parts[1:]])
@@ -284,69 +292,43 @@ def _unqualified(node: exp.Expression, view_names: set[str]) -> exp.Expression:
     return node.copy().transform(strip)
 
 
-def _column(parts: list[exp.Identifier]) -> exp.Expression:
+def _column(parts: Sequence[exp.Expr]) -> exp.Expr:
     """A column reference from its dotted parts (the view column first, then struct fields)."""
-    node: exp.Expression = exp.column(parts[0])
+    node: exp.Expr = exp.column(parts[0])
     for part in parts[1:]:
         node = exp.Dot(this=node, expression=part)
     return node
 
 
-def _reads(nodes: list[exp.Expression]) -> set[str]:
+def _reads(nodes: list[exp.Expr]) -> set[str]:
     """The view columns `nodes` read: `a` for `a`, and for a struct field `a.b`."""
     return {c.parts[0].name for n in nodes for c in n.find_all(exp.Column) if not isinstance(c.this, exp.Star)}
 
 
-def _to_date(self, e: exp.TsOrDsToDate) -> str:
-    """to_date as written: sqlglot drops a format equal to Spark's default (yyyy-MM-dd), which casts leniently
-    where the format parses strictly."""
-    if e.args.get("format"):
-        return self.func("TO_DATE", e.this, e.args["format"])
-    return Spark.Generator.TRANSFORMS[exp.TsOrDsToDate](self, e)
-
-
-class _Spark(Spark):
-    """Spark's dialect, each cast, to_date and datetime pattern rendered as written: sqlglot reads Spark's CAST as a
-    TRY_CAST (what it is outside ANSI mode) and marks the written TRY_CAST `safe`; it translates patterns to strftime
-    and back, which loses quoted text ('T'), letters without a strftime twin and lone %."""
-
-    TIME_MAPPING: dict[str, str] = {}  # datetime patterns kept as written
-    FORMAT_MAPPING: dict[str, str] = {}
-
-    class Generator(Spark.Generator):
-        TRANSFORMS = {**Spark.Generator.TRANSFORMS, exp.TryCast: lambda self, e: (
-            f"{'TRY_CAST' if e.args.get('safe') else 'CAST'}({self.sql(e, 'this')} AS {self.sql(e, 'to')})"),
-            exp.TsOrDsToDate: _to_date, exp.UnixDate: lambda self, e: self.func("UNIX_DATE", e.this)}
-
-
-def _sql(node: exp.Expression, strict: bool = False) -> str:
-    """`node` as Spark SQL; `strict`: what sqlglot cannot render unchanged raises UnsupportedError."""
-    return node.sql(dialect=_Spark, unsupported_level=ErrorLevel.RAISE if strict else ErrorLevel.IGNORE)
-
-
 # ANSI mode: these fail the query on a value they cannot convert; their try_ forms give NULL instead
 # (% and div have none in Spark 3.5: a zero divisor, what fails them, becomes NULL)
-_TRY = {exp.Div: "try_divide", exp.Add: "try_add", exp.Sub: "try_subtract", exp.Mul: "try_multiply", exp.Mod: None,
-        exp.IntDiv: None}
+_TRY: dict[type[exp.Expr], str | None] = {
+    exp.Div: "try_divide", exp.Add: "try_add", exp.Sub: "try_subtract", exp.Mul: "try_multiply", exp.Mod: None,
+    exp.IntDiv: None}
 # inside these a strict expression may never run for a row (a branch not taken, a lambda): no failure test there
 _CONDITIONAL = (exp.Case, exp.If, exp.Coalesce, exp.Nvl2, exp.DecodeCase, exp.Lambda)
 
 
-def _render(node: exp.Expression, ansi: bool, failures: list[tuple[str, str]]) -> str:
+def _render(node: exp.Expr, ansi: bool, failures: list[tuple[str, str]]) -> str:
     """`node` as Spark SQL over STRUCT; under `ansi` its strict expressions in try_ forms, each failure test
     (the try_ form NULL where its operands are not, where it runs) appended to `failures`."""
-    def qualify(n: exp.Expression) -> exp.Expression:
+    def qualify(n: exp.Expr) -> exp.Expr:
         if isinstance(n, exp.Column) and not isinstance(n.this, exp.Star):
             return _column([exp.to_identifier(p, quoted=True) for p in (STRUCT, *(p.name for p in n.parts))])
         return n
     out = node.copy().transform(qualify)
     if ansi:
         out = _tried(out, node, failures, None)
-    return _sql(out, strict=True)
+    return to_sql(out, strict=True)
 
 
-def _tried(node: exp.Expression, original: exp.Expression, failures: list[tuple[str, str]],
-           runs: exp.Expression | bool | None) -> exp.Expression:
+def _tried(node: exp.Expr, original: exp.Expr, failures: list[tuple[str, str]],
+           runs: exp.Expr | bool | None) -> exp.Expr:
     """Bottom-up: each strict expression replaced by its try_ form and its failure test recorded where it runs:
     `runs` None for every row, a condition for one Spark may skip (the right side of AND, OR: Spark evaluates it
     only when the left does not decide), False where it may not run at all (no test). `original`: the same node as
@@ -359,7 +341,8 @@ def _tried(node: exp.Expression, original: exp.Expression, failures: list[tuple[
             o = o if isinstance(o, list) and len(o) == len(v) else v
             node.set(k, [_tried(x, y if isinstance(y, exp.Expression) else x, failures, child)
                          if isinstance(x, exp.Expression) else x for x, y in zip(v, o, strict=True)])
-    operands: list[exp.Expression]
+    operands: list[exp.Expr]
+    tried: exp.Expr
     if isinstance(node, exp.Cast) and not node.args.get("safe"):
         tried, operands = exp.TryCast(this=node.this, to=node.to, safe=True), [node.this]
     elif type(node) in _TRY:
@@ -367,7 +350,7 @@ def _tried(node: exp.Expression, original: exp.Expression, failures: list[tuple[
         tried = exp.Anonymous(this=_TRY[type(node)], expressions=[a, b]) if _TRY[type(node)] else type(node)(
             this=a, expression=exp.Nullif(this=b, expression=exp.Literal.number(0)))
     elif isinstance(node, exp.TsOrDsToDate | exp.StrToTime) and node.args.get("format") is not None:
-        fmt = node.args["format"].copy()  # as written (_Spark keeps patterns)
+        fmt = node.args["format"].copy()  # as written (SparkAsWritten keeps patterns)
         tried = exp.Anonymous(this="try_to_timestamp", expressions=[node.this, fmt])
         tried = exp.Cast(this=tried, to=exp.DataType.build("date")) if isinstance(node, exp.TsOrDsToDate) else tried
         operands = [node.this]
@@ -382,13 +365,13 @@ def _tried(node: exp.Expression, original: exp.Expression, failures: list[tuple[
     values = [exp.Anonymous(this="coalesce", expressions=[exp.Cast(this=o.copy(), to=exp.DataType.build("string")),
                                                           exp.Literal.string("NULL")]) for o in operands]
     detail = exp.Anonymous(this="concat", expressions=[
-        exp.Literal.string(f"{_sql(original)} cannot be computed from "),
+        exp.Literal.string(f"{to_sql(original)} cannot be computed from "),
         exp.Anonymous(this="concat_ws", expressions=[exp.Literal.string(", "), *values])])
-    failures.append((_sql(failed, strict=True), _sql(detail, strict=True)))
+    failures.append((to_sql(failed, strict=True), to_sql(detail, strict=True)))
     return tried
 
 
-def _runs(node: exp.Expression, k: str, runs: exp.Expression | bool | None) -> exp.Expression | bool | None:
+def _runs(node: exp.Expr, k: str, runs: exp.Expr | bool | None) -> exp.Expr | bool | None:
     """Where `node`'s argument `k` runs, given where `node` runs (see _tried)."""
     if runs is False or isinstance(node, _CONDITIONAL):
         return False

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
@@ -58,9 +59,9 @@ def type_columns(transform: Transform, view: dict[str, str]) -> list[Typed]:
     """The table's columns over a view of columns name → Spark type: `*` expanded in place, each typed."""
     outputs = transform.columns(list(view))
     lacking = sorted(transform.referenced() - set(view))
-    schema = {VIEW: {**view, **dict.fromkeys(lacking, UNKNOWN)}}
+    schema: dict[str, object] = {VIEW: {**view, **dict.fromkeys(lacking, UNKNOWN)}}
     # positional aliases: sqlglot normalizes identifiers (Spark's are case-insensitive), the names stay ours
-    select = exp.select(*[exp.alias_(o.node.copy(), f"_c{i}", quoted=True) for i, o in enumerate(outputs)])
+    select = exp.select(*[exp.alias_(o.expression.copy(), f"_c{i}", quoted=True) for i, o in enumerate(outputs)])
     try:
         typed = annotate_types(qualify(select.from_(VIEW), schema=schema, dialect="spark"), schema=schema,
                                expression_metadata=_METADATA, dialect="spark")
@@ -70,16 +71,15 @@ def type_columns(transform: Transform, view: dict[str, str]) -> list[Typed]:
         types, failed = [None] * len(outputs), f"sqlglot cannot type the SELECT ({str(e).splitlines()[0]})"
     out = []
     for o, t in zip(outputs, types, strict=True):
-        sql = o.node.sql(dialect="spark")
+        sql = o.expression.sql(dialect="spark")
         text = spark_text(t) if t is not None else None
-        reads = sorted({c.parts[0].name for c in o.node.find_all(exp.Column)} & set(lacking))
+        reads = sorted({c.parts[0].name for c in o.expression.find_all(exp.Column)} & set(lacking))
+        why = failed or (None if text else "infer-schema's typing rules do not cover it: Spark decides its "
+                         "type when the run analyses the SELECT")
         if reads:
             text, why = None, f"it reads {', '.join(map(repr, reads))}, which no sampled record has"
         elif t is not None and t.is_type(exp.DType.NULL):
             why = "a bare NULL has Spark's type VOID, which a table cannot store: CAST it to the type meant"
-        else:
-            why = failed or (None if text else "infer-schema's typing rules do not cover it: Spark decides its "
-                             "type when the run analyses the SELECT")
         out.append(Typed(o.name, text, o.passes, sql, why))
     return out
 
@@ -98,9 +98,8 @@ def spark_text(t: exp.DataType) -> str | None:
 def vocabulary(spark: str | None) -> ColumnType | None:
     """The inference vocabulary's type for a Spark type when it is that type exactly (BIGINT, DECIMAL(p,s),
     DOUBLE, STRING, BOOLEAN, DATE, TIMESTAMP, BINARY); None for others (INT, FLOAT, ARRAY<…>, …)."""
-    exact = spark is not None and re.fullmatch(r"BIGINT|DOUBLE|STRING|BOOLEAN|DATE|TIMESTAMP|BINARY|DECIMAL\(\d+,\d+\)",
-                                               spark)
-    return parse_type(spark) if exact else None
+    exact = r"BIGINT|DOUBLE|STRING|BOOLEAN|DATE|TIMESTAMP|BINARY|DECIMAL\(\d+,\d+\)"
+    return parse_type(spark) if spark is not None and re.fullmatch(exact, spark) else None
 
 
 def project(table: TableSchema, transform: Transform, metadata: list[str],
@@ -168,7 +167,8 @@ def _decimal(p: int, s: int) -> exp.DataType:
 
 
 def _params(t: exp.DataType) -> tuple[int, int]:  # DECIMAL alone is DECIMAL(10,0)
-    return tuple(([int(p.name) for p in t.expressions] + [10, 0][len(t.expressions):])[:2])
+    p, s = ([int(x.name) for x in t.expressions] + [10, 0][len(t.expressions):])[:2]
+    return p, s
 
 
 def _adjusted(p: int, s: int) -> exp.DataType:
@@ -255,6 +255,7 @@ def _literal(self, e: exp.Literal) -> exp.Expression:
         self._set_type(e, D.DOUBLE)
     else:
         d = Decimal(text).as_tuple()
+        assert isinstance(d.exponent, int)  # a numeric literal: never NaN or Infinity (whose exponent is a letter)
         scale = max(-d.exponent, 0)
         precision = max(len(d.digits), scale, 1)
         self._set_type(e, _decimal(precision, scale) if precision <= MAX_PRECISION else D.DOUBLE)
@@ -281,8 +282,8 @@ def _common(self, e: exp.Expression, nodes: list[exp.Expression]) -> exp.Express
         if D.DECIMAL in kinds:
             widths = [_as_decimal(n, False) for n, t in zip(nodes, types, strict=True) if t.this != D.NULL]
             if all(widths):
-                s = max(w[1] for w in widths)
-                digits = max(w[0] - w[1] for w in widths)
+                s = max(w[1] for w in widths if w)
+                digits = max(w[0] - w[1] for w in widths if w)
                 return self._set_type(e, _decimal(min(digits + s, MAX_PRECISION), min(s, MAX_PRECISION)))
         if kinds <= set(_INTEGRAL_DIGITS):
             return self._set_type(e, max(kinds, key=_WIDEST))
@@ -367,7 +368,7 @@ def _default(self, e: exp.Expression) -> exp.Expression:
     return self._set_type(e, spec.get("returns") or D.UNKNOWN)
 
 
-_METADATA = {
+_METADATA: dict[type[exp.Expr], dict[str, Any]] = {
     **_BASE,
     **{k: {"annotator": _arithmetic} for k in (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.SafeAdd,
                                                exp.SafeSubtract, exp.SafeMultiply, exp.SafeDivide)},

@@ -230,14 +230,16 @@ def _versioned(raw: Column, c: Col, others: dict[Col, list[int]], quoted: Column
     carrying Connect decimals shares one, with the scale chosen per version, so the plan stays small."""
     version = F.xxhash64(F.col("_schema"))
     decimals = {v: hs for v, hs in others.items() if v.encoding == DBZ_DECIMAL}
-    val = None if c.encoding == DBZ_DECIMAL and decimals else convert(raw, c, quoted)
     if decimals:
         scale = F.lit(c.scale if c.encoding == DBZ_DECIMAL else None).cast("int")
         for v, hs in decimals.items():
             scale = F.when(version.isin(*hs), F.lit(v.scale)).otherwise(scale)
         dec = _connect_decimal(raw, scale, c.type, quoted)
         mine = [h for hs in decimals.values() for h in hs]
-        val = dec if val is None else F.when(version.isin(*mine), dec).otherwise(val)
+        val = dec if c.encoding == DBZ_DECIMAL else F.when(version.isin(*mine), dec).otherwise(
+            convert(raw, c, quoted))
+    else:
+        val = convert(raw, c, quoted)
     for v, hs in others.items():
         if v.encoding != DBZ_DECIMAL:
             val = F.when(version.isin(*hs), convert(raw, v, quoted).cast(c.type)).otherwise(val)

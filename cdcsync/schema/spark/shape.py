@@ -90,7 +90,9 @@ def _nested_schema(env: DataFrame):
     """Spark's JSON inference over the batch's object row images, with the options infer_batch_columns uses."""
     spark = env.sparkSession
     text = (env.where(F.col("_op").isin("u", "d") & F.ltrim("_row").startswith("{")).select("_row"))
-    enc = spark._jvm.org.apache.spark.sql.Encoders.STRING()
+    jvm = spark._jvm
+    assert jvm is not None  # set from the session's start (pyspark asserts the same)
+    enc = jvm.org.apache.spark.sql.Encoders.STRING()
     reader = (spark._jsparkSession.read().option("dropFieldIfAllNull", "true").option("mode", "DROPMALFORMED")
               .option("prefersDecimal", "false").option("samplingRatio", "1.0"))
     inferred = reader.json(getattr(text._jdf, "as")(enc))
