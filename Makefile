@@ -64,9 +64,10 @@ test-prereqs:
 test: setup test-prereqs
 	$(VENV)/bin/pytest -q -n 2 --dist loadfile -m "not soak" tests/unit tests/integration
 
-# the long runs: 20 back-to-back `run --once` processes, 50 replayed ranges; run before a release (too long for CI)
-soak: setup
-	$(VENV)/bin/pytest -q -m soak tests/integration
+# the long runs that prove the README's claims (outages, clusters, killed and restarted processes, 50 replayed ranges,
+# back-to-back cron runs, the rate limit): minutes each, so apart from make test; .ci/run runs them after it
+soak: setup test-prereqs
+	$(VENV)/bin/pytest -q -n 2 --dist loadfile --durations=15 -m soak tests/integration
 
 test-unit: setup test-prereqs
 	$(VENV)/bin/pytest -q tests/unit
