@@ -114,7 +114,7 @@ def _build(d: dict, path: Path) -> Config:
     spark = {k: str(v) for k, v in d.get("spark", {}).items()}
     props = {k: _str(v) for k, v in src.get("properties", {}).items()}
     client_keys.check(props, path)
-    _refuse_unread(src, sink, bool(d.get("route")), path)
+    _refuse_unread(src, sink, bool(d.get("route")), path, run)
     source = SourceConfig(**{**{k: v for k, v in src.items() if k != "properties"}, "properties": props})
     sink_cfg = SinkConfig(**{**{k: v for k, v in sink.items() if k != "options"},
                              "options": {k: _str(v) for k, v in sink.get("options", {}).items()}})
@@ -166,7 +166,7 @@ _READ_ONLY_WITH = (
 )
 
 
-def _refuse_unread(src: dict, sink: dict, routed: bool, path: Path) -> None:
+def _refuse_unread(src: dict, sink: dict, routed: bool, path: Path, run: dict) -> None:
     sections = {"source": (src, SourceConfig)}
     for section, key, by, value in _READ_ONLY_WITH:
         given, model = sections[section]
@@ -187,6 +187,10 @@ def _refuse_unread(src: dict, sink: dict, routed: bool, path: Path) -> None:
         raise ConfigError(f"{path}: 'sink.unrouted' says where the tables no [[route]] names go, and the config has "
                           "no [[route]]", file=str(path), key="sink.unrouted", hint="add [[route]] tables, or remove "
                           "the key")
+    if "table_parallelism" in run and not routed:
+        raise ConfigError(f"{path}: 'run.table_parallelism' says how many [[route]] tables a batch writes at once, and "
+                          "the config has no [[route]]", file=str(path), key="run.table_parallelism",
+                          hint="add [[route]] tables, or remove the key")
 
 
 def _check_kafka_addresses(source: SourceConfig, path: Path) -> None:

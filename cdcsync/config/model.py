@@ -157,6 +157,8 @@ class RunConfig:
     write_retries: int = 3  # a batch whose Hudi write failed transiently is written again this many times
     log_level: str = "warn"  # Spark, Hudi and Kafka (JVM) loggers; warn keeps the known harmless notes quiet
     on_data_loss: str = "fail"  # offsets the table still needs were removed from the topic: "fail" | "skip"
+    # [[route]]: routed tables of one batch written at once; None: sized to the machine (engine/routing.py)
+    table_parallelism: int | None = None
 
 
 @dataclass(frozen=True)

@@ -130,6 +130,12 @@ KEYS: dict[str, dict[str, tuple[str, str]]] = {
         'stuck_after': ('`10min`', '`/healthz` answers 503 when the loop has shown no sign of life (a batch planned '
                                    'or committed, a wait between batches) for this long; set it above your longest '
                                    'batch'),
+        'table_parallelism': ('`min(8, 2 × cores)`',
+            'with `[[route]]`: how many routed tables of one batch are written at once (a bounded pool of threads, '
+            'each table still its own Hudi commit carrying the batch\'s offsets and ledger; 1 to 64; refused '
+            'without `[[route]]`). A commit is a chain of small Spark jobs planned on the driver, which one table at '
+            'a time leaves idle between them, so the default is twice the cores the driver may use, at most 8; `1` '
+            'writes them one after another (see [Whole-database sync](whole-database-sync.md#sizing))'),
     },
     'schema': {
         'columns': ('`{}`', 'declared column types, `price = "DECIMAL(18,2)"` (Spark SQL types); they win over '

@@ -130,6 +130,7 @@ RUN = {
         "write_retries": {"type": "integer", "minimum": 0, "maximum": 20},
         "log_level": {"enum": list(LOG_LEVELS)},
         "on_data_loss": {"enum": ON_DATA_LOSS},
+        "table_parallelism": {"type": "integer", "minimum": 1, "maximum": 64},
     },
 }
 

@@ -6,11 +6,21 @@ Progress: every table's commit carries the batch's offsets, and [run] checkpoint
 {batch_id, start, end, state}. It says "writing" before the first table of a batch is written and "done" after
 the last; a restart that finds "writing" re-applies exactly that range to the tables that did not commit it
 (tables whose newest commit already carries that batch id are left alone).
+
+Parallel commits: [run] table_parallelism routed tables of a batch are written at once, each by a thread of a pool
+that lives for the batch (PySpark pins each Python thread to a JVM thread of its own, so each keeps its own job
+description and tags). Nothing a table's write touches is shared with another's but the decoded batch (persisted,
+read only), the reporter and the dead-letter table, which the pipeline calls one thread at a time
+(pipeline.one_at_a_time); table states, compactors and first checkpoints are kept per table. Results merge in
+table-name order, so a batch's result is the same whichever table finishes first.
 """
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import replace
+from functools import partial
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -29,6 +39,7 @@ from cdcsync.schema.spark.evolution import ColumnChange
 from cdcsync.sinks import hudi
 
 DEFAULT = -1  # route index of the default route ([sink] unrouted = "default")
+MOST_BY_DEFAULT = 8  # [run] table_parallelism unset: twice the driver's cores, at most this many
 
 
 def _anchored(source_table: str) -> str:
@@ -139,26 +150,111 @@ def sync_routed(pipe, batch: BatchInput, env: DataFrame) -> BatchResult:
         every_mask = {m.column: m for m in cfg.masks}
         samples += pipe.on_bad(masking.scrub_raw(rest.where(F.col("_class") == "bad"), every_mask, cfg.source.format),
                                batch.batch_id, bad_rest)
-    for name, index in targets:
-        rcfg = route_config(cfg, index, name)
-        state = pipe.table_state(rcfg)
-        last = hudi.last_checkpoint(pipe.spark, rcfg.sink.path) if batch.redo else None
-        done = bool(last) and last["batch_id"] == batch.batch_id and last["offsets"] == batch.end
-        route = Route(cfg.routes[index].source_column if index != DEFAULT else None, write=not done)
-        r = sync_table(pipe, rcfg, state, batch, env.where(F.col("_target") == name), route)
+    results = _write_tables(pipe, batch, env, targets)
+    for (name, _), r in zip(targets, results, strict=True):  # in table-name order, whichever finished first
         parts.append(r.ledger)
         changes += [ColumnChange(c.kind, f"{name}.{c.column}", c.old, c.new) for c in r.changes]
         samples += r.bad_samples
-        for stage, took in r.stages.items():
+        for stage, took in r.stages.items():  # summed over the tables: more than the batch's time when in parallel
             stages[stage] = stages.get(stage, 0.0) + took
         tables[name] = {"instant": r.instant, **r.totals()}
-        maybe_crash("routed_between_tables", batch.batch_id)
     counts = ledger.add(parts)
     ledger.check(counts, batch)
     unrouted = sum(c["skipped"] for c in rest_ledger.values())
     instant = ",".join(f"{n}@{t['instant']}" for n, t in tables.items()) or None
     return BatchResult(batch.batch_id, batch.start, batch.end, instant, counts, changes, samples, tables, unrouted,
                        stages)
+
+
+def _write_table(pipe, batch: BatchInput, env: DataFrame, name: str, index: int) -> BatchResult:
+    """One routed table's share of the batch, committed (a table that committed it before a crash: counted only)."""
+    cfg = pipe.cfg
+    rcfg = route_config(cfg, index, name)
+    state = pipe.table_state(rcfg)  # first sight of a table: its own entry, so tables written at once never share one
+    last = hudi.last_checkpoint(pipe.spark, rcfg.sink.path) if batch.redo else None
+    done = bool(last) and last["batch_id"] == batch.batch_id and last["offsets"] == batch.end
+    route = Route(cfg.routes[index].source_column if index != DEFAULT else None, write=not done)
+    r = sync_table(pipe, rcfg, state, batch, env.where(F.col("_target") == name), route)
+    maybe_crash("routed_between_tables", batch.batch_id)
+    return r
+
+
+def _write_tables(pipe, batch: BatchInput, env: DataFrame, targets: list[tuple[str, int]]) -> list[BatchResult]:
+    """Every target table's commit, [run] table_parallelism at a time; each table's jobs tagged with the batch and
+    the table (the Spark UI's job tags), so an abort cancels the batch's running jobs."""
+    width = min(table_parallelism(pipe.cfg.run.table_parallelism), len(targets))
+    if width <= 1 or not _pinned(pipe):  # one after another, in this thread: as before table_parallelism
+        return [_write_table(pipe, batch, env, name, index) for name, index in targets]
+    sc, tag = pipe.spark.sparkContext, f"cdcsync-batch-{batch.batch_id}"
+    return bounded([partial(_tagged, sc, (tag, f"cdcsync-table-{name}"),
+                            partial(_write_table, pipe, batch, env, name, index)) for name, index in targets],
+                   width, on_abort=lambda: sc.cancelJobsWithTag(tag))
+
+
+def table_parallelism(setting: int | None, cores: int | None = None) -> int:
+    """[run] table_parallelism, else sized to the machine: a routed table's commit is a chain of small Spark jobs,
+    each planned on the driver (most of its CPU), run as a task or two and waited for, which leaves cores idle
+    between them; twice the cores this process may run on keeps them busy (2 cores: 4 beat 2 and 1), at most
+    MOST_BY_DEFAULT."""
+    if setting is not None:
+        return setting
+    return max(1, min(MOST_BY_DEFAULT, 2 * (cores or _cores())))
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # a container's or taskset's share, not the host's
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def bounded(jobs: list, width: int, on_abort=lambda: None) -> list:
+    """Each of `jobs` (callables) run by a pool of `width` threads; their results in `jobs`' order. A job that
+    fails stops those not started yet and lets the running ones end (a table's commit is never cut short: each is
+    whole or absent), then the first failure in `jobs`' order is raised. An interrupt (a second stop signal)
+    calls `on_abort` and is raised at once, the jobs not started dropped."""
+    pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="cdcsync-table")
+    futures = [pool.submit(job) for job in jobs]
+    try:
+        wait(futures, return_when=FIRST_EXCEPTION)
+        pool.shutdown(wait=True, cancel_futures=True)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        on_abort()
+        raise
+    failed = next((f.exception() for f in futures if not f.cancelled() and f.exception() is not None), None)
+    if failed is not None:
+        raise failed
+    return [f.result() for f in futures]
+
+
+def _tagged(sc, tags: tuple[str, ...], job):
+    """`job` run with its Spark jobs tagged (tags are this thread's, as job descriptions are)."""
+    for t in tags:
+        sc.addJobTag(t)
+    try:
+        return job()
+    finally:
+        for t in tags:
+            sc.removeJobTag(t)
+
+
+_UNPINNED_SAID: list[bool] = []
+
+
+def _pinned(pipe) -> bool:
+    """PySpark's pinned thread mode (its default, PYSPARK_PIN_THREAD): each Python thread a JVM thread of its own.
+    Without it threads would share job descriptions and tags: the tables are written one after another."""
+    from py4j.clientserver import ClientServer
+    from pyspark import SparkContext
+
+    if isinstance(SparkContext._gateway, ClientServer):
+        return True
+    if not _UNPINNED_SAID:
+        _UNPINNED_SAID.append(True)
+        pipe.reporter.warn("PYSPARK_PIN_THREAD is off: the routed tables are written one after another "
+                           "(run.table_parallelism needs PySpark's pinned thread mode)")
+    return False
 
 
 def with_targets(env: DataFrame, cfg) -> DataFrame:
