@@ -19,6 +19,7 @@ from cdcsync.engine.compactor import Compactor
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.lock import WriterLock, multi_writer_configured
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
+from cdcsync.engine.progress import DONE, WRITING
 from cdcsync.errors import CdcsyncError, ConfigError, SourceError
 from cdcsync.formats.registry import RegistryClient
 from cdcsync.formats.spark.avro import AvroSchemas, WriterSchemas
@@ -213,7 +214,7 @@ class Pipeline:
         cfg = self.cfg
         progress = bool(cfg.routes) and self.mode is CommitMode.PIPELINE  # a run's record of the batch in flight
         if progress:
-            routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, "writing")
+            routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, WRITING, batch.standing)
         env = decode(self, batch)
         if cfg.routes:  # every routed table reads its share of the one decoded batch
             env = routing.with_targets(env, cfg).persist(StorageLevel.MEMORY_AND_DISK)
@@ -231,7 +232,7 @@ class Pipeline:
                 env.unpersist()
         if progress:
             maybe_crash("routed_before_done", batch.batch_id)
-            routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, "done")
+            routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, DONE, result.standing)
         return result
 
 
