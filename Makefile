@@ -19,7 +19,7 @@ help:
 	@echo "make demo-avro - the same, in Debezium's Avro (Confluent wire format) through a local schema registry"
 	@echo "make soak   - the long runs make test leaves out (back-to-back and killed processes, 50 replayed ranges, clusters)"
 	@echo "make conformance - the same checks against the real CDC corpus (CDCSYNC_FIXTURES, else ../shared/fixtures/cdc)"
-	@echo "make bench  - one Debezium workload through cdcsync, the hand-written peer, the bound and the Parquet floor (BENCH_SIZE=tiny|smoke|full)"
+	@echo "make bench  - one Debezium workload through cdcsync, the hand-written peer, the bound and the Parquet floor, then 100 routed tables serial vs parallel (BENCH_SIZE=tiny|smoke|full)"
 	@echo "make docs   - build docs/ as a site (.local/site), failing on any broken link"
 	@echo "make jars-lock - after a change to bundles/spark/pom.xml: rewrite cdcsync/jars.lock (what 'cdcsync jars fetch' downloads)"
 	@echo "make setup | bundles | kafka-up | kafka-down | registry-up | registry-down | lint | clean"

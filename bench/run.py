@@ -2,6 +2,7 @@
 
     python -m bench.run [--size smoke|full|tiny] [--freshness-seconds 60] [--freshness-rate 2000]
     python -m bench.run --size full --only transform [--transform-rounds 3] [--transform-table MOR ...]
+    python -m bench.run --size full --only tables [--tables-rounds 3]
 
 Writes bench/results/<time>-<size>.json and .png (and latest-<size>.*). Contenders: cdcsync run --once into MOR and
 COW, and into MOR from the same workload in Avro (Confluent wire format, a local registry); the peer (bench/peer.py:
@@ -9,9 +10,12 @@ the hand-written streaming-sink job) into MOR and COW; the bound (bench/bound.py
 aggregation and a bulk_insert) into MOR and COW; cdcsync and the peer into MOR in 20 batches (cdcsync's
 max_records_per_batch = the peer's maxOffsetsPerTrigger), where log files and compactions happen; cdcsync into a MOR
 table already holding 20× the workload's keys (--grown-factor); the plain-Parquet floor; then the freshness run
-(bench/freshness.py) of cdcsync and of the peer. A Hudi contender whose table differs from the workload's final state
-is reported WRONG, and the run then exits with 1. `--only transform` runs the transform pair alone (bench/transform.py:
-cdcsync without and with a [transform] sql, interleaved) into bench/results/<time>-<size>-transform.json.
+(bench/freshness.py) of cdcsync and of the peer; then the whole-database pair (bench/tables.py: N tables' changes in
+one topic, routed, serial against parallel commits, interleaved; full = 100 tables × 1,000 changes) into
+bench/results/<time>-<size>-tables.json (`--no-tables` leaves it out, `--only tables` runs it alone). A Hudi contender
+whose table differs from the workload's final state is reported WRONG, and the run then exits with 1. `--only
+transform` runs the transform pair alone (bench/transform.py: cdcsync without and with a [transform] sql,
+interleaved) into bench/results/<time>-<size>-transform.json.
 """
 
 from __future__ import annotations
@@ -259,8 +263,11 @@ def main(argv=None) -> int:
     ap.add_argument("--freshness-rate", type=int, default=2000)
     ap.add_argument("--sink-option", action="append", default=[], metavar="KEY=VALUE",
                     help="a hoodie.* option for cdcsync's tables (repeatable), to compare settings")
-    ap.add_argument("--only", choices=["throughput", "freshness", "transform"],
-                    help="run one half, or the transform pair alone (it runs only so)")
+    ap.add_argument("--only", choices=["throughput", "freshness", "transform", "tables"],
+                    help="run one half, the transform pair alone (it runs only so), or the whole-database pair")
+    ap.add_argument("--no-tables", action="store_true", help="skip the whole-database pair")
+    ap.add_argument("--tables-rounds", type=int, default=3, metavar="N",
+                    help="the whole-database pair: runs of each width (serial, parallel), interleaved")
     ap.add_argument("--transform-rounds", type=int, default=3, metavar="N",
                     help="--only transform: runs of each variant per table type, interleaved")
     ap.add_argument("--transform-table", action="append", choices=list(TABLE_TYPES), metavar="MOR|COW",
@@ -297,6 +304,11 @@ def main(argv=None) -> int:
     try:
         if args.only == "transform":
             return transform_only(work, bootstrap, stamp, args, options)
+        if args.only == "tables":
+            bad = tables_wrong(run_tables(work, bootstrap, stamp, args.size, args.tables_rounds))
+            if bad:
+                log(f"error: final state differs from the workload's for {bad}")
+            return 1 if bad else 0
         log(f"workload {args.size}: {w.events:,} events over {w.keys:,} keys, {w.partitions} partitions")
         topic = f"bench.customer.{stamp.lower()}"
         produced = produce(bootstrap, topic, w)
@@ -336,9 +348,12 @@ def main(argv=None) -> int:
             freshness = run_freshness(bootstrap, topic + ".fresh", Job.cdcsync(cfg), args)
             freshness_peer = run_freshness(bootstrap, topic + ".fresh-peer",
                                            Job.peer(bootstrap, topic + ".fresh-peer", work / "peer_fresh_mor"), args)
+        tables = run_tables(work, bootstrap, stamp, args.size, args.tables_rounds) \
+            if args.only is None and not args.no_tables else None
         report = {"when": stamp, "size": args.size, "sink_options": options, "workload": w.__dict__,
                   "expected_rows": want[0], "expected_checksum": want[1], "machine": machine(), "results": results,
-                  "ratios": ratios(results), "freshness": freshness, "freshness_peer": freshness_peer}
+                  "ratios": ratios(results), "freshness": freshness, "freshness_peer": freshness_peer,
+                  "tables": tables and tables["summary"]}
         if results:
             write(report, f"{stamp}-{args.size}")
             write(report, f"latest-{args.size}")
@@ -348,6 +363,7 @@ def main(argv=None) -> int:
         print(json.dumps(report, indent=2))
         bad = [r["name"] for r in results if r.get("state_matches") is False]
         bad += [f"freshness {f['job']}" for f in (freshness, freshness_peer) if f and f["state_matches"] is False]
+        bad += tables_wrong(tables) if tables else []
         if bad:
             log(f"error: final state differs from the workload's for {bad}")
             return 1
@@ -378,6 +394,28 @@ def transform_only(work: Path, bootstrap: str, stamp: str, args, options: dict[s
         log(f"error: final state differs from the expected one for {bad}")
         return 1
     return 0
+
+
+def run_tables(work: Path, bootstrap: str, stamp: str, size: str, rounds: int) -> dict:
+    """The whole-database pair (bench/tables.py) at `size` (tables.SIZES), serial and parallel `rounds` times each,
+    interleaved; its report in bench/results/<time>-<size>-tables.json and latest-<size>-tables.json."""
+    from bench import tables as tb
+
+    report = tb.bench(bootstrap, work, stamp, tb.SIZES[size], rounds=rounds)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    for name in (f"{stamp}-{size}-tables", f"latest-{size}-tables"):
+        (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    serial, parallel = report["summary"]["1"], report["summary"]["default"]
+    log(f"tables: wall median serial {serial['wall']['median']} s ({serial['wall']['min']}-{serial['wall']['max']}), "
+        f"parallel {parallel['wall']['median']} s ({parallel['wall']['min']}-{parallel['wall']['max']}): "
+        f"{parallel['speedup']['wall']}x (the batches alone {parallel['speedup']['seconds']}x)")
+    return report
+
+
+def tables_wrong(report: dict) -> list[str]:
+    from bench import tables as tb
+
+    return [f"tables {name}" for name in tb.wrong(report)]
 
 
 def keep_event_logs(folder: Path) -> None:

@@ -27,6 +27,7 @@ class ExitCode(IntEnum):
     LEDGER_MISMATCH = 80
     CONCURRENT_WRITER = 81
     DATA_LOSS = 82
+    TABLE_ISOLATED = 83
     INTERRUPTED = 130
 
 
@@ -35,8 +36,9 @@ MEANING = {
     ExitCode.WARNINGS: "probe: checks passed with warnings only; status: lag or commit age beyond `--max-lag` / "
                        "`--max-age`",
     ExitCode.USAGE: "bad command-line usage (unknown option, missing argument)",
-    ExitCode.BAD_RECORD: 'run, replay-from-offset: a bad record with `on_bad_record = "fail"`, or a truncate with '
-                         '`on_truncate = "fail"` (nothing of that batch committed), or more than `max_bad_records`; '
+    ExitCode.BAD_RECORD: 'run, replay-from-offset: a bad record with `on_bad_record = "fail"`, a truncate with '
+                         '`on_truncate = "fail"` or a DROP TABLE with `on_drop_table = "fail"` (nothing of that '
+                         'batch committed), or more than `max_bad_records`; '
                          "infer-schema: no sampled record decodes",
     ExitCode.TOPIC_MISSING: "run / replay: a configured topic does not exist; probe `--topic`: the topic is missing; "
                             "infer-schema: a topic is missing or empty, or the header filter left nothing",
@@ -55,5 +57,9 @@ MEANING = {
                                 "table and no multi-writer lock is configured",
     ExitCode.DATA_LOSS: "run: offsets the table still needs are gone from the topic (retention, delete-records, a "
                         're-created topic) with `on_data_loss = "fail"`; stopped before reading the batch',
+    ExitCode.TABLE_ISOLATED: 'run `--once` with `[[route]]`: a table\'s write failed after its retries and, with '
+                             '`on_table_failure = "isolate"`, it was set aside; every other table committed. The '
+                             "table keeps its position and the next run tries it again; `status` names it and its "
+                             "error",
     ExitCode.INTERRUPTED: "stopped by a second SIGINT/SIGTERM before the batch in flight finished",
 }

@@ -61,6 +61,16 @@ def run(
             f"deleted {t['deleted']}, skipped {t['skipped']}, bad {t['bad']} in {summary.seconds:.1f}s; "
             f"table {summary.path}"
         )
+    from cdcsync.kafka.offsets import Offsets
+
+    for name, t in summary.isolated.items():
+        at = Offsets.from_json(t["offsets"]).compact()
+        reporter.warn(f"table {name} is set aside at {at} after {t['attempts']} failed attempt(s): {t['error']}; "
+                      f"the next run tries it again ({t['path']})")
+    if once and summary.isolated:  # the other tables are committed; this one still needs a run that succeeds
+        from cdcsync.exit_codes import ExitCode
+
+        raise typer.Exit(int(ExitCode.TABLE_ISOLATED))
 
 
 def _check_textfile(path: Path, once: bool) -> None:

@@ -19,8 +19,8 @@ def status(
     commits: int = typer.Option(5, "--commits", min=1, help="How many recent commits to show."),
 ):
     """Committed offsets, lag, last commit, recent commits, pending compactions, dead letters, offset gaps gone past
-    (on_data_loss = "skip") and the writer of the config's tables; exit 1 past --max-lag / --max-age. Reads the
-    Hudi timeline directly: starts no JVM."""
+    (on_data_loss = "skip"), routed tables set aside (on_table_failure = "isolate") and the writer of the config's
+    tables; exit 1 past --max-lag / --max-age. Reads the Hudi timeline directly: starts no JVM."""
     from cdcsync.config import load_config
     from cdcsync.engine.status import status as table_status
     from cdcsync.exit_codes import ExitCode
@@ -58,7 +58,7 @@ def _problems(st: dict, max_lag: int | None, max_age: float | None) -> list[str]
 
 
 def _print(st: dict) -> None:
-    from cdcsync.kafka.offsets import Gap
+    from cdcsync.kafka.offsets import Gap, Offsets
 
     echo = typer.echo
     echo(f"{st['table']} ({st['table_type']}) from {st['config']}")
@@ -83,6 +83,10 @@ def _print(st: dict) -> None:
             echo(f"    compaction   {len(t['pending_compactions'])} pending (oldest {t['pending_compactions'][0]})")
         if t["inflight_writes"]:
             echo(f"    inflight     {', '.join(t['inflight_writes'])} (rolled back by the next run)")
+    for i in st.get("isolated", []):
+        at = Offsets.from_json(i["offsets"]).compact()
+        echo(f"  set aside      {i['table']} at {at} ({i['behind']} message(s) behind) since {i['since']}, "
+             f"{i['attempts']} failed attempt(s), next try {i['retry_at']}: {i['error']}")
     for g in map(Gap.from_json, st["data_loss"]):
         echo(f"  data loss      {g.describe()} (gone past in batch {g.batch_id}, on_data_loss = \"skip\")")
     dl = st["dead_letters"]

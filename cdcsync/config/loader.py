@@ -114,7 +114,7 @@ def _build(d: dict, path: Path) -> Config:
     spark = {k: str(v) for k, v in d.get("spark", {}).items()}
     props = {k: _str(v) for k, v in src.get("properties", {}).items()}
     client_keys.check(props, path)
-    _refuse_unread(src, sink, bool(d.get("route")), path)
+    _refuse_unread(src, sink, bool(d.get("route")), path, run)
     source = SourceConfig(**{**{k: v for k, v in src.items() if k != "properties"}, "properties": props})
     sink_cfg = SinkConfig(**{**{k: v for k, v in sink.items() if k != "options"},
                              "options": {k: _str(v) for k, v in sink.get("options", {}).items()}})
@@ -166,7 +166,7 @@ _READ_ONLY_WITH = (
 )
 
 
-def _refuse_unread(src: dict, sink: dict, routed: bool, path: Path) -> None:
+def _refuse_unread(src: dict, sink: dict, routed: bool, path: Path, run: dict) -> None:
     sections = {"source": (src, SourceConfig)}
     for section, key, by, value in _READ_ONLY_WITH:
         given, model = sections[section]
@@ -175,18 +175,21 @@ def _refuse_unread(src: dict, sink: dict, routed: bool, path: Path) -> None:
             raise ConfigError(f"{path}: '{section}.{key}' is read only with {section}.{by} = '{value}', and "
                               f"{section}.{by} is '{now}'", file=str(path),
                               key=f"{section}.{key}", hint=f'set {by} = "{value}", or remove the key')
-    from cdcsync.formats.vocabulary import envelope_of
+    from cdcsync.formats.vocabulary import DROP_FORMATS
 
-    for key in ("unavailable_value_placeholder", "on_truncate"):  # read where Debezium's envelope is
-        fmt = src.get("format")
-        if key in src and envelope_of(fmt) != "debezium-json":
-            raise ConfigError(f"{path}: 'source.{key}' is read only for Debezium's change events (debezium-json, "
-                              f"avro, avro-confluent), and source.format is '{fmt}'", file=str(path),
-                              key=f"source.{key}", hint="remove the key")
-    if "unrouted" in sink and not routed:
-        raise ConfigError(f"{path}: 'sink.unrouted' says where the tables no [[route]] names go, and the config has "
-                          "no [[route]]", file=str(path), key="sink.unrouted", hint="add [[route]] tables, or remove "
-                          "the key")
+    fmt, dbz = src.get("format"), ("Debezium's change events", ("debezium-json", "avro", "avro-confluent"))
+    for key, (events, fmts) in {"unavailable_value_placeholder": dbz, "on_truncate": dbz,
+                                "on_drop_table": ("DROP TABLE events", DROP_FORMATS)}.items():
+        if key in src and fmt not in fmts:  # read only where those events are
+            raise ConfigError(f"{path}: 'source.{key}' is read only for {events} ({', '.join(fmts)}), and "
+                              f"source.format is '{fmt}'", file=str(path), key=f"source.{key}", hint="remove the key")
+    for section, given, key, says in (
+            ("sink", sink, "unrouted", "where the tables no [[route]] names go"),
+            ("run", run, "table_parallelism", "how many [[route]] tables a batch writes at once"),
+            ("run", run, "on_table_failure", "what becomes of a [[route]] table whose write fails")):
+        if key in given and not routed:
+            raise ConfigError(f"{path}: '{section}.{key}' says {says}, and the config has no [[route]]",
+                              file=str(path), key=f"{section}.{key}", hint="add [[route]] tables, or remove the key")
 
 
 def _check_kafka_addresses(source: SourceConfig, path: Path) -> None:

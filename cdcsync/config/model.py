@@ -40,6 +40,7 @@ class SourceConfig:
     tombstones: str | None = None  # "delete" | "skip"; None: the format's default (see tombstone_mode)
     deleted_field: str | None = None  # flattened streams (ExtractNewRecordState): true/"true" marks a delete
     on_truncate: str = "apply"  # Debezium op "t": "apply" | "skip" | "fail"
+    on_drop_table: str = "keep"  # a DROP TABLE event: "keep" the Hudi table (counted, logged) | "fail"
 
     def registry(self):
         """The schema registry the Avro formats read writer schemas from (None without one)."""
@@ -157,6 +158,9 @@ class RunConfig:
     write_retries: int = 3  # a batch whose Hudi write failed transiently is written again this many times
     log_level: str = "warn"  # Spark, Hudi and Kafka (JVM) loggers; warn keeps the known harmless notes quiet
     on_data_loss: str = "fail"  # offsets the table still needs were removed from the topic: "fail" | "skip"
+    # [[route]]: routed tables of one batch written at once; None: sized to the machine (engine/routing.py)
+    table_parallelism: int | None = None
+    on_table_failure: str = "isolate"  # [[route]]: a table whose write failed: "isolate" | "stop"
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,13 @@ KEYS: dict[str, dict[str, tuple[str, str]]] = {
         'on_truncate': ('`apply`', 'Debezium `op = "t"`: `apply` (the table loses every row of its source table older '
                                    'than the truncate), `skip` (counted), `fail` (stop before committing, exit 65); '
                                    'Debezium formats only'),
+        'on_drop_table': ('`keep`', 'a `DROP TABLE` of a source table (a Debezium schema change with a `DROP` in '
+                                    '`tableChanges`, Canal `ERASE`, Maxwell `table-drop`) is counted (`dropped_table`) '
+                                    'and logged (`drop_table`); `keep` leaves the Hudi table and its rows as they are, '
+                                    'and later changes of that name go on into it; `fail` stops the run before '
+                                    'committing that batch (exit 65). cdcsync never deletes a table; debezium-json, '
+                                    'canal-json and maxwell-json only (see [Whole-database sync]'
+                                    '(whole-database-sync.md#new-and-dropped-tables))'),
         'properties': ('`{}`', 'Kafka client properties in the Java names: `security.protocol`, `sasl.*`, `ssl.*` '
                                '(see [Secured brokers](operations.md): both clients read them the same way), '
                                '`auto.offset.reset` (read by `group-offsets`), any other Java consumer setting '
@@ -130,6 +137,19 @@ KEYS: dict[str, dict[str, tuple[str, str]]] = {
         'stuck_after': ('`10min`', '`/healthz` answers 503 when the loop has shown no sign of life (a batch planned '
                                    'or committed, a wait between batches) for this long; set it above your longest '
                                    'batch'),
+        'table_parallelism': ('`min(8, 2 × cores)`',
+            'with `[[route]]`: how many routed tables of one batch are written at once (a bounded pool of threads, '
+            'each table still its own Hudi commit carrying the batch\'s offsets and ledger; 1 to 64; refused '
+            'without `[[route]]`). A commit is a chain of small Spark jobs planned on the driver, which one table at '
+            'a time leaves idle between them, so the default is twice the cores the driver may use, at most 8; `1` '
+            'writes them one after another (see [Whole-database sync](whole-database-sync.md#sizing))'),
+        'on_table_failure': ('`isolate`',
+            'with `[[route]]`: a routed table whose write fails after `write_retries` (storage, lock, an unreadable '
+            'table; not a bad record) is set aside: `isolate` lets the other tables commit and advance while the '
+            'failed one keeps its position and is tried again (a service after 30 s, doubling up to 10 min; each '
+            '`--once` run in its first batch), `status` names it, and `--once` exits 83; every table of a batch '
+            'failing at once still stops the run. `stop` ends the run with the failure. Refused without '
+            '`[[route]]` (see [Whole-database sync](whole-database-sync.md#isolation))'),
     },
     'schema': {
         'columns': ('`{}`', 'declared column types, `price = "DECIMAL(18,2)"` (Spark SQL types); they win over '

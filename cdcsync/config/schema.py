@@ -11,6 +11,8 @@ DELETES = ["hard", "soft"]  # what a delete leaves in the table: nothing (plus a
 TOMBSTONES = ["delete", "skip"]  # a keyed record with a null value: deletes its key, or is skipped (counted)
 ON_TRUNCATE = ["apply", "skip", "fail"]  # a Debezium truncate (op "t"): empties its table, is skipped, or stops the run
 ON_DATA_LOSS = ["fail", "skip"]  # offsets the table still needs are gone from the topic: stop, or go on and record
+ON_TABLE_FAILURE = ["isolate", "stop"]  # a routed table's write failed after its retries: set it aside, or stop
+ON_DROP_TABLE = ["keep", "fail"]  # a DROP TABLE event: the Hudi table is kept (counted, logged), or the run stops
 METADATA_COLUMNS = ["topic", "partition", "offset", "timestamp", "timestamp-type", "headers", "key"]
 
 _str_list = {"type": "array", "items": {"type": "string", "minLength": 1}}
@@ -48,6 +50,7 @@ SOURCE = {
         "tombstones": {"enum": TOMBSTONES},
         "deleted_field": {"type": "string", "pattern": _NAME},
         "on_truncate": {"enum": ON_TRUNCATE},
+        "on_drop_table": {"enum": ON_DROP_TABLE},
     },
     "oneOf": [{"required": ["topics"]}, {"required": ["topic_pattern"]}],
 }
@@ -130,6 +133,8 @@ RUN = {
         "write_retries": {"type": "integer", "minimum": 0, "maximum": 20},
         "log_level": {"enum": list(LOG_LEVELS)},
         "on_data_loss": {"enum": ON_DATA_LOSS},
+        "table_parallelism": {"type": "integer", "minimum": 1, "maximum": 64},
+        "on_table_failure": {"enum": ON_TABLE_FAILURE},
     },
 }
 

@@ -16,7 +16,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from cdcsync.engine import classify, deletes, ledger, masking, newest, truncate, type_conflicts, unavailable
+from cdcsync.engine import classify, deletes, drops, ledger, masking, newest, truncate, type_conflicts, unavailable
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import FILTERED, BatchInput, BatchResult, CommitMode, TableState
 from cdcsync.errors import ConfigError, SchemaError
@@ -175,6 +175,8 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
         tallies[FILTERED] = (F.col("_class") == "upserted") & ~F.col(transform.KEEP)
     if truncate.applies(cfg) and cfg.source.on_truncate != "skip":
         tallies[truncate.APPLIED] = truncate.flag()
+    if route is None:  # a routed batch's drops are said before any of its tables is written (drops.routed)
+        tallies |= drops.tally(cfg)
     try:
         _describe(pipe.spark, batch, "read, decode, type, classify and count (the one pass)")
         # Spark is lazy: Kafka is read, decoded, typed here
@@ -183,6 +185,8 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
             return None
         clock.lap("read_decode")
         ledger.check(counts, batch)
+        if any(c.get(drops.DROPPED) for c in counts.values()):  # said, or refused before anything is committed
+            drops.said(pipe, batch, df, F.lit(state.spec.table_name))
         if state.ordering == hudi.ORDERING and vocabulary.envelope_of(cfg.source.format) in position.BINLOG:
             state.servers, state.runs = position.merge_runs(state.servers, position.server_switches(df))
         new_truncates = {}

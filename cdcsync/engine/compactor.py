@@ -1,11 +1,14 @@
 """MERGE_ON_READ compaction off the write path (sinks/compaction.py decides when a table compacts so): a thread of
 the same Spark application executes the pending plans, in a scheduler pool of its own, while the next batches keep
-committing."""
+committing. And what the tables' compactions did, for the metrics (`Compactions`)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 
+from cdcsync import storage
+from cdcsync.sinks import timeline
 from cdcsync.sinks.compaction import LOCK_PROVIDER, MAX_DELTA_COMMITS, lock_provider
 from cdcsync.sinks.hudi import pending_compactions
 
@@ -83,3 +86,63 @@ class Compactor:
                 return
             self.reporter.warn(f"compaction of {self.path} failed, will retry after the next commit: "
                                f"{jvm_errors.summary(e)}")
+
+
+class Compactions:
+    """Compactions scheduled and completed on MERGE_ON_READ tables since the run started, read from each table's
+    timeline after a batch, whoever ran them (inline, the background compactor, another process): a plan is a
+    `compaction` instant, its completion a `commit` of the same requested time."""
+
+    def __init__(self, since: dt.datetime | None = None):
+        self.since = since or dt.datetime.now().astimezone()
+        self._files = storage.Files()
+        self._hadoop: HadoopFiles | None = None
+        self._pending: dict[str, str] = {}  # table -> path: a plan not completed at the last look
+        self._counted: dict[str, set[tuple[str, str]]] = {}  # table -> ("scheduled" | "completed", requested)
+
+    def look(self, tables: dict[str, str], spark) -> tuple[list[str], list[tuple[str, float]]]:
+        """What happened since the last look on `tables` (name: path; those a batch wrote) and on the tables with a
+        plan pending (a background compaction completes after its batch): the tables of each plan scheduled, and of
+        each compaction completed with its seconds from scheduled to completed."""
+        scheduled, completed = [], []
+        for name, path in sorted((self._pending | tables).items()):
+            listed = timeline.instants(path, self._reader(path, spark))
+            plans = {i.requested: i for i in listed if i.action == "compaction"}
+            done = {i.requested: i for i in listed if i.action == "commit" and i.completed and i.requested in plans}
+            now = {("scheduled", k) for k, i in plans.items() if i.requested_at >= self.since}
+            now |= {("completed", k) for k, i in done.items() if i.completed_at >= self.since}
+            for what, k in sorted(now - self._counted.get(name, set())):
+                if what == "scheduled":
+                    scheduled.append(name)
+                else:
+                    completed.append((name, (done[k].completed_at - done[k].requested_at).total_seconds()))
+            self._counted[name] = now  # only what the timeline still lists: an archived instant never returns
+            if plans.keys() - done.keys():
+                self._pending[name] = path
+            else:
+                self._pending.pop(name, None)
+        return scheduled, completed
+
+    def _reader(self, path: str, spark):
+        """A local table's timeline is listed directly; any other Hadoop path (s3a://, hdfs://, …) as its writer
+        reaches it, through the session's file systems."""
+        if storage.is_local(path):
+            return self._files
+        if self._hadoop is None:
+            self._hadoop = HadoopFiles(spark)
+        return self._hadoop
+
+
+class HadoopFiles:
+    """`storage.Files.entries` through the Spark session's Hadoop file systems: any scheme the writer reaches."""
+
+    def __init__(self, spark):
+        self.spark = spark
+
+    def entries(self, directory: str) -> dict[str, bool]:
+        """{name: is a directory} of what lies directly under `directory`; empty when it does not exist."""
+        folder = self.spark._jvm.org.apache.hadoop.fs.Path(directory)
+        fs = folder.getFileSystem(self.spark._jsc.hadoopConfiguration())
+        if not fs.exists(folder):
+            return {}
+        return {s.getPath().getName(): s.isDirectory() for s in fs.listStatus(folder)}

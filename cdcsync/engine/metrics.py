@@ -18,17 +18,24 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.parser import text_string_to_metric_families
 
 from cdcsync.engine.model import CLASSES, BatchResult
+from cdcsync.engine.progress import Isolation
+from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka.offsets import Gap, Offsets
 
 _BATCH_BUCKETS = (0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600)
 LAST_SUCCESS = "cdcsync_last_success_timestamp_seconds"  # the textfile's own series (a batch job's key metric)
+# why a routed table's write is set aside (model.table_failure): at 0 from a table's first sight, so an alert's
+# increase() sees its first failure
+FAILURE_REASONS = ("sink_write", "schema_incompatible", "internal")
+_EXIT_NAMES = frozenset(c.name.lower() for c in ExitCode)
 
 
 class RunMetrics:
     """The metrics of one run of one config ("table" label: the config's table, or a routed table)."""
 
-    def __init__(self, table: str, stuck_after_s: float):
-        self.table, self.stuck_after_s = table, stuck_after_s
+    def __init__(self, table: str, stuck_after_s: float, routed: bool = False):
+        """`table`: [sink] table_name; `routed`: the config has [[route]]s, whose tables get series of their own."""
+        self.table, self.stuck_after_s, self.routed = table, stuck_after_s, routed
         self.registry = r = CollectorRegistry()
         self.records = Counter("cdcsync_records", "Records (rows) by the class they ended in",
                                ["table", "topic", "partition", "class"], registry=r)
@@ -42,6 +49,8 @@ class RunMetrics:
                                        ["table", "stage"], buckets=_BATCH_BUCKETS, registry=r)
         self.commits = Counter("cdcsync_hudi_commits", "Hudi commits written by cdcsync (one per batch and table)",
                                ["table"], registry=r)
+        self.compactions_scheduled = Counter("cdcsync_hudi_compactions_scheduled", "Hudi compaction plans "
+                                             "scheduled on the table", ["table"], registry=r)
         self.compactions = Counter("cdcsync_hudi_compactions", "Hudi compactions completed on the table",
                                    ["table"], registry=r)
         self.compaction_seconds = Histogram("cdcsync_hudi_compaction_duration_seconds",
@@ -54,8 +63,13 @@ class RunMetrics:
         self.lost_gaps = Counter("cdcsync_data_loss_gaps", 'Offset gaps gone past with on_data_loss = "skip" (a '
                                  "re-created topic's counts one, its lost messages unknown)", ["topic", "partition"],
                                  registry=r)
-        self.table_rows = Counter("cdcsync_table_rows", "Rows by class in each table a routed run writes",
-                                  ["table", "class"], registry=r)
+        self.table_rows = Counter("cdcsync_table_rows", "Rows by class in each table the run writes (routed: "
+                                  "each target table)", ["table", "class"], registry=r)
+        self.table_lag = Gauge("cdcsync_table_lag_messages", "Messages past the table's position: the run's, or a "
+                               "routed table's own while it is set aside after a failed write", ["table"], registry=r)
+        self.table_failures = Counter("cdcsync_table_write_failures", "Writes of a routed table that failed and "
+                                      "were set aside, by the exit code's name the run would have stopped with",
+                                      ["table", "reason"], registry=r)
         self.schema_changes = Counter("cdcsync_schema_changes", "Column changes applied to the table",
                                       ["table"], registry=r)
         self.lag = Gauge("cdcsync_consumer_lag_messages", "Messages behind the partition's end offset",
@@ -78,6 +92,9 @@ class RunMetrics:
                              registry=r)
         self.started.set_to_current_time()
         self._newest_ms: dict[str, int] = {}  # "topic/partition" -> newest committed Kafka timestamp
+        self._latest: Offsets | None = None  # the end offsets last seen
+        self._standing: Isolation | None = None  # a routed run's: where its tables stand after the last batch
+        self._tables: set[str] = set() if routed else {table}  # those with a lag series
         self.freshness.labels(table).set_function(self._freshness)
         self._last_beat = time.monotonic()
         self._last_commit_wall: float | None = None
@@ -99,13 +116,20 @@ class RunMetrics:
                     self.records.labels(self.table, topic, part, k).inc(c[k])
             if c.get("newest_ms"):
                 self._newest_ms[tp] = max(self._newest_ms.get(tp, 0), c["newest_ms"])
-        for name, c in r.tables.items():
+        written = {n: c for n, c in r.tables.items() if n not in r.failed} if self.routed else {self.table: r.totals()}
+        for name, c in written.items():
+            self._seen(name)
+            self.commits.labels(name).inc()
             for k in CLASSES:
                 if c.get(k):
                     self.table_rows.labels(name, k).inc(c[k])
-        tables = list(r.tables) or [self.table]
-        for name in tables:
-            self.commits.labels(name).inc()
+        for name, error in r.failed.items():
+            self._seen(name)
+            self.table_failures.labels(name, failure_reason(error)).inc()
+        if r.standing is not None:
+            self._standing = r.standing
+            for name in r.standing.tables:
+                self._seen(name)
         self.batches.labels(self.table).inc()
         self.batch_seconds.labels(self.table).observe(seconds)
         for stage, took in r.stages.items():
@@ -114,7 +138,15 @@ class RunMetrics:
             self.schema_changes.labels(self.table).inc(len(r.changes))
         self.last_commit.labels(self.table).set_to_current_time()
         self._last_commit_wall = time.time()
+        if self._latest is not None:  # what is left past the batch (a --once run's last batch plans no other)
+            self.lag_seen(r.end, self._latest)
         self.beat()
+
+    def _seen(self, name: str) -> None:
+        if name not in self._tables:
+            self._tables.add(name)
+            for reason in FAILURE_REASONS:
+                self.table_failures.labels(name, reason)
 
     def _freshness(self) -> float:
         newest = max(self._newest_ms.values(), default=0)
@@ -131,11 +163,17 @@ class RunMetrics:
 
     def lag_seen(self, committed: Offsets, latest: Offsets) -> None:
         now = time.time()
+        self._latest = latest
         for t, p, end in latest.entries():
             behind = max(0, end - committed.get_offset(t, p, end))
             self.lag.labels(t, str(p)).set(behind)
             newest = self._newest_ms.get(f"{t}/{p}")
             self.lag_seconds.labels(t, str(p)).set(max(0.0, now - newest / 1000) if behind and newest else 0.0)
+        fresh = self._standing.fresh if self._standing else committed
+        held = self._standing.tables if self._standing else {}
+        for name in self._tables:
+            self.table_lag.labels(name).set(table_lag(held[name].offsets if name in held else fresh, committed,
+                                                      latest))
 
     def source_available(self, up: bool) -> None:
         if not up and self._source_up:
@@ -148,9 +186,12 @@ class RunMetrics:
         """Will anyone read what the loop reports: /metrics served, or a textfile to write at the end?"""
         return self._server is not None or self.textfile is not None
 
-    def compaction_done(self, seconds: float) -> None:
-        self.compactions.labels(self.table).inc()
-        self.compaction_seconds.labels(self.table).observe(seconds)
+    def compaction_scheduled(self, table: str) -> None:
+        self.compactions_scheduled.labels(table).inc()
+
+    def compaction_done(self, table: str, seconds: float) -> None:
+        self.compactions.labels(table).inc()
+        self.compaction_seconds.labels(table).observe(seconds)
 
     # --- /healthz ---------------------------------------------------------------------------------------------
     def health(self) -> tuple[bool, dict]:
@@ -202,6 +243,19 @@ class RunMetrics:
         files of every config in its folder, and the series /metrics gives no table label would collide there."""
         last = time.time() if succeeded else _last_success(self.textfile, self.table)
         write_atomically(self.textfile, generate_latest(_Textfile(self.registry, self.table, last)))
+
+
+def table_lag(position: Offsets, committed: Offsets, latest: Offsets) -> int:
+    """Messages from a table's `position` to `latest`, over every partition; one `position` lacks (it appeared
+    since) counts from `committed`."""
+    return sum(max(0, end - position.get_offset(t, p, committed.get_offset(t, p, end)))
+               for t, p, end in latest.entries())
+
+
+def failure_reason(error: str) -> str:
+    """The reason of a BatchResult.failed entry (model.table_failure's "<reason>: …"); "unknown" for other text."""
+    head = error.partition(": ")[0]
+    return head if head in _EXIT_NAMES else "unknown"
 
 
 class _Textfile:

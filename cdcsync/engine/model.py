@@ -6,6 +6,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from cdcsync import jvm_errors
+from cdcsync.engine.progress import Isolation, error_line
+from cdcsync.errors import CdcsyncError
+from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka.offsets import Gap, Offsets
 from cdcsync.schema.spark.columns import Col
 from cdcsync.schema.spark.evolution import ColumnChange
@@ -17,9 +21,10 @@ if TYPE_CHECKING:
 CLASSES = ("upserted", "deleted", "skipped", "bad")  # every record ends in exactly one
 # ledger counts beside the classes, kept only where non-zero: truncates applied (counted skipped: they carry no
 # row), rows that carried Debezium's unavailable-value placeholder, and those of them no earlier value could fill,
-# and upserts [transform] sql's WHERE rejected (written as deletes of their keys)
+# and upserts [transform] sql's WHERE rejected (written as deletes of their keys), and DROP TABLE events (drops.py)
 FILTERED = "filtered"
-TALLIES = ("truncated", "placeholders", "unavailable", FILTERED)
+DROPPED_TABLE = "dropped_table"
+TALLIES = ("truncated", "placeholders", "unavailable", FILTERED, DROPPED_TABLE)
 
 
 class CommitMode(Enum):
@@ -60,6 +65,8 @@ class BatchInput:
     redo: bool = False  # a routed batch cut short by a crash: tables whose newest commit is this batch are skipped
     # every gap the run knows ([run] on_data_loss = "skip"), carried by each commit so archiving never hides one
     data_loss: tuple[Gap, ...] = ()
+    # a routed run's: where each table stands before the batch (its rows from there on) and the isolated ones retried
+    standing: Isolation | None = None
 
 
 @dataclass
@@ -74,6 +81,9 @@ class BatchResult:
     tables: dict[str, dict] = field(default_factory=dict)  # routed runs: table -> {"instant", counts}
     unrouted: int = 0  # routed runs: rows no route matched, counted as skipped
     stages: dict[str, float] = field(default_factory=dict)  # seconds: read_decode, dead_letter, write
+    # routed runs: tables whose write failed and was set aside ([run] on_table_failure), table -> table_failure(e)
+    failed: dict[str, str] = field(default_factory=dict)
+    standing: Isolation | None = None  # a routed run's: where each table stands after the batch
 
     def totals(self) -> dict[str, int]:
         out = {k: 0 for k in ("messages", "rows", *CLASSES)}
@@ -84,3 +94,11 @@ class BatchResult:
             if n := sum(counts.get(k, 0) for counts in self.ledger.values()):
                 out[k] = n
         return out
+
+
+def table_failure(e: BaseException) -> str:
+    """How BatchResult.failed records a table's error, one line (progress.error_line): "<reason>: <what failed>",
+    the reason the name of the exit code the run would have stopped with (sink_write, …), counted by the metrics."""
+    if isinstance(e, CdcsyncError):
+        return error_line(f"{e.exit_code.name.lower()}: {e.message}")
+    return error_line(f"{ExitCode.INTERNAL.name.lower()}: {jvm_errors.summary(e)}")

@@ -5,6 +5,7 @@ the writer locks and the bad-record handler; and `sync_once`, which lands one ba
 from __future__ import annotations
 
 import copy
+import threading
 from dataclasses import replace
 
 from pyspark import StorageLevel
@@ -18,6 +19,7 @@ from cdcsync.engine.compactor import Compactor
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.lock import WriterLock, multi_writer_configured
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
+from cdcsync.engine.progress import DONE, WRITING
 from cdcsync.errors import CdcsyncError, ConfigError, SourceError
 from cdcsync.formats.registry import RegistryClient
 from cdcsync.formats.spark.avro import AvroSchemas, WriterSchemas
@@ -38,10 +40,12 @@ class Pipeline:
         """`schema_from`: the main table path whose columns a table starts with (replays into side tables land
         the same types as run); `on_bad`: the bad-record handler, by default [run] on_bad_record's."""
         self.cfg = cfg
-        self.reporter = reporter
+        # called from several threads: the routed tables a batch writes at once (engine/routing.py), a compaction
+        self.reporter = one_at_a_time(reporter)
         self.mode = mode
         self.schema_from = schema_from
-        self.on_bad = on_bad if on_bad is not None else BadRecords(cfg, reporter)
+        # one dead-letter table for every routed table: its commits (and the read before each) one at a time
+        self.on_bad = one_at_a_time(on_bad if on_bad is not None else BadRecords(cfg, self.reporter))
         self._spark = spark
         self._protected = False
         self._states: dict[str, TableState] = {}
@@ -210,7 +214,7 @@ class Pipeline:
         cfg = self.cfg
         progress = bool(cfg.routes) and self.mode is CommitMode.PIPELINE  # a run's record of the batch in flight
         if progress:
-            routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, "writing")
+            routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, WRITING, batch.standing)
         env = decode(self, batch)
         if cfg.routes:  # every routed table reads its share of the one decoded batch
             env = routing.with_targets(env, cfg).persist(StorageLevel.MEMORY_AND_DISK)
@@ -228,8 +232,39 @@ class Pipeline:
                 env.unpersist()
         if progress:
             maybe_crash("routed_before_done", batch.batch_id)
-            routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, "done")
+            routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, DONE, result.standing)
         return result
+
+
+def one_at_a_time(inner):
+    """`inner` (a reporter, a bad-record handler) called by one thread at a time (already so: itself)."""
+    return inner if isinstance(inner, _OneAtATime) else _OneAtATime(inner)
+
+
+class _OneAtATime:
+    """Lines from several threads never interleave, and the dead-letter table's commits never race; the wrapped
+    object's other attributes read through."""
+
+    def __init__(self, inner):
+        self._inner = inner
+        self._lock = threading.RLock()
+
+    def __call__(self, *args, **kwargs):
+        with self._lock:
+            return self._inner(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name in ("_inner", "_lock"):  # copy and pickle look these up before __init__
+            raise AttributeError(name)
+        attr = getattr(self._inner, name)
+        if not callable(attr):
+            return attr
+
+        def locked(*args, **kwargs):
+            with self._lock:
+                return attr(*args, **kwargs)
+
+        return locked
 
 
 def _keep_recorded_index(cfg, spec: hudi.TableSpec, recorded: str | None) -> None:

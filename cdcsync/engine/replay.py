@@ -150,7 +150,7 @@ class Replayer:
             from cdcsync.engine import routing
 
             rec = routing.read_progress(self.pipe.spark, self.cfg.run.checkpoint_dir)
-            return (rec["end"] if rec["state"] == "done" else rec["start"]) if rec else None
+            return rec.standing.fresh if rec else None  # where every table not set aside stands
         from cdcsync.sinks import hudi
 
         last = hudi.last_checkpoint(self.pipe.spark, self.cfg.sink.path)

@@ -3,32 +3,51 @@
 commit.
 
 Progress: every table's commit carries the batch's offsets, and [run] checkpoint_dir holds one run-level record
-{batch_id, start, end, state}. It says "writing" before the first table of a batch is written and "done" after
-the last; a restart that finds "writing" re-applies exactly that range to the tables that did not commit it
-(tables whose newest commit already carries that batch id are left alone).
+(engine.progress): the batch, "writing" before its first table is written and "done" after the last, and where
+the tables stand. A restart that finds "writing" re-applies exactly that range to the tables that did not commit
+it (tables whose newest commit already carries that batch id are left alone).
+
+Isolation ([run] on_table_failure = "isolate"): a table whose write fails after its retries is set aside at its
+position before the batch while the others commit and advance; each table takes only the rows from its own
+position on, and rows below `fresh` that no retried table needs are left out before anything is counted, so the
+ledger and the dead letters see each message once.
+
+Parallel commits: [run] table_parallelism routed tables of a batch are written at once, each by a thread of a pool
+that lives for the batch (PySpark pins each Python thread to a JVM thread of its own, so each keeps its own job
+description and tags). Nothing a table's write touches is shared with another's but the decoded batch (persisted,
+read only), the reporter and the dead-letter table, which the pipeline calls one thread at a time
+(pipeline.one_at_a_time); table states, compactors and first checkpoints are kept per table. Results merge in
+table-name order, so a batch's result is the same whichever table finishes first.
 """
 
 from __future__ import annotations
 
+import os
+import time
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import replace
+from functools import partial
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import jvm_errors
 from cdcsync.config.model import routed_path
-from cdcsync.engine import checkpoint, ledger, masking, truncate
+from cdcsync.engine import checkpoint, drops, ledger, masking, truncate
 from cdcsync.engine.batch import Route, sync_table
 from cdcsync.engine.faults import maybe_crash
-from cdcsync.engine.model import BatchInput, BatchResult
-from cdcsync.errors import ConfigError
+from cdcsync.engine.model import BatchInput, BatchResult, table_failure
+from cdcsync.engine.progress import Isolation, Progress
+from cdcsync.engine.sync import with_write_retries
+from cdcsync.errors import ConfigError, SinkError
 from cdcsync.formats import vocabulary
-from cdcsync.kafka.offsets import Gap, Offsets
+from cdcsync.kafka.offsets import Offsets
 from cdcsync.schema.spark.columns import NAME
 from cdcsync.schema.spark.evolution import ColumnChange
 from cdcsync.sinks import hudi
 
 DEFAULT = -1  # route index of the default route ([sink] unrouted = "default")
+MOST_BY_DEFAULT = 8  # [run] table_parallelism unset: twice the driver's cores, at most this many
 
 
 def _anchored(source_table: str) -> str:
@@ -92,18 +111,16 @@ def route_config(cfg, index: int, name: str):
 # --- the run-level progress record -------------------------------------------------------------------------
 
 
-def read_progress(spark, directory: str) -> dict | None:
+def read_progress(spark, directory: str) -> Progress | None:
     data = checkpoint.read_json(spark, directory, checkpoint.ROUTES_PROGRESS_FILE)
-    if data is not None:
-        data["start"], data["end"] = Offsets.from_json(data["start"]), Offsets.from_json(data["end"])
-        data["data_loss"] = tuple(Gap.from_json(g) for g in data.get("data_loss", ()))
-    return data
+    return Progress.from_json(data) if data is not None else None
 
 
-def write_progress(spark, directory: str, batch: BatchInput, state: str) -> None:
-    record = {"batch_id": batch.batch_id, "state": state, "start": batch.start.to_json(), "end": batch.end.to_json(),
-              "data_loss": [g.to_json() for g in batch.data_loss]}  # run-wide: a batch may commit to no table
-    checkpoint.write_json(spark, directory, checkpoint.ROUTES_PROGRESS_FILE, record)
+def write_progress(spark, directory: str, batch: BatchInput, state: str, standing: Isolation) -> None:
+    """`standing`: before the batch ("writing": a redo re-applies the same slices), after it ("done"); the gaps
+    are run-wide: a batch may commit to no table."""
+    record = Progress(batch.batch_id, state, batch.start, batch.end, standing, batch.data_loss)
+    checkpoint.write_json(spark, directory, checkpoint.ROUTES_PROGRESS_FILE, record.to_json())
 
 
 # --- one batch split over the routed tables ----------------------------------------------------------------
@@ -115,6 +132,11 @@ def sync_routed(pipe, batch: BatchInput, env: DataFrame) -> BatchResult:
     or go to [sink]'s table as the default route; a record whose table cannot be told (undecodable) is bad when no
     default route takes it."""
     cfg = pipe.cfg
+    before = batch.standing or Isolation(batch.start)  # a replay: every table from the range's start
+    needed = still_needed(before, batch.start)
+    if needed is not None:  # before anything is counted: a message counted by an earlier batch is not again
+        env = env.where(needed)
+    dropped = drops.routed(pipe, batch, env)  # said, or refused, before any routed table is written
     # a table with only skipped records in this batch (DDL, filtered) gets no commit: its key may be unknown; one
     # with a truncate to apply does, once it has a commit (a table without one holds no rows to remove)
     changed = F.col("_op").isin("u", "d") | F.col("_bad").isNotNull()
@@ -122,7 +144,7 @@ def sync_routed(pipe, batch: BatchInput, env: DataFrame) -> BatchResult:
     found = (env.where(F.col("_target").isNotNull() & (changed | cut)).groupBy("_route", "_target")
              .agg(F.max(changed).alias("changed")).collect())
     targets = sorted((r["_target"], r["_route"]) for r in found
-                     if r["changed"] or pipe.table_state(route_config(cfg, r["_route"], r["_target"])).committed)
+                     if r["changed"] or _has_commit(pipe, route_config(cfg, r["_route"], r["_target"])))
     names = [n for n, _ in targets]
     idle = env.where(F.col("_target").isNotNull() & ~F.col("_target").isin(names)).select(
         "*", F.lit("skipped").alias("_class"), F.lit(None).cast("string").alias("_reason"),
@@ -133,32 +155,196 @@ def sync_routed(pipe, batch: BatchInput, env: DataFrame) -> BatchResult:
         F.when(unknown, F.col("_bad")).alias("_reason"),
         F.when(unknown, F.col("_bad_detail")).otherwise(F.lit(vocabulary.UNROUTED)).alias("_reason_detail"))
     rest_ledger = ledger.count(rest)
-    parts, changes, samples, tables, stages = [ledger.count(idle), rest_ledger], [], [], {}, {}
+    parts, changes, samples, tables, stages = [ledger.count(idle), rest_ledger, dropped], [], [], {}, {}
     bad_rest = sum(c["bad"] for c in rest_ledger.values())
     if bad_rest and pipe.on_bad is not None:
         every_mask = {m.column: m for m in cfg.masks}
         samples += pipe.on_bad(masking.scrub_raw(rest.where(F.col("_class") == "bad"), every_mask, cfg.source.format),
                                batch.batch_id, bad_rest)
-    for name, index in targets:
-        rcfg = route_config(cfg, index, name)
-        state = pipe.table_state(rcfg)
-        last = hudi.last_checkpoint(pipe.spark, rcfg.sink.path) if batch.redo else None
-        done = bool(last) and last["batch_id"] == batch.batch_id and last["offsets"] == batch.end
-        route = Route(cfg.routes[index].source_column if index != DEFAULT else None, write=not done)
-        r = sync_table(pipe, rcfg, state, batch, env.where(F.col("_target") == name), route)
+    results, failed = _set_aside(pipe, batch, before, targets, _write_tables(pipe, batch, env, targets))
+    for name, r in results:  # in table-name order, whichever finished first
         parts.append(r.ledger)
         changes += [ColumnChange(c.kind, f"{name}.{c.column}", c.old, c.new) for c in r.changes]
         samples += r.bad_samples
-        for stage, took in r.stages.items():
+        for stage, took in r.stages.items():  # summed over the tables: more than the batch's time when in parallel
             stages[stage] = stages.get(stage, 0.0) + took
         tables[name] = {"instant": r.instant, **r.totals()}
-        maybe_crash("routed_between_tables", batch.batch_id)
     counts = ledger.add(parts)
     ledger.check(counts, batch)
     unrouted = sum(c["skipped"] for c in rest_ledger.values())
     instant = ",".join(f"{n}@{t['instant']}" for n, t in tables.items()) or None
     return BatchResult(batch.batch_id, batch.start, batch.end, instant, counts, changes, samples, tables, unrouted,
-                       stages)
+                       stages, failed=failed, standing=before.after(batch.end, failed, time.time()))
+
+
+def still_needed(standing: Isolation, start: Offsets) -> Column | None:
+    """The rows some table still needs: a table not isolated needs its rows from `fresh` on, as do records of no
+    table (unrouted, undecodable); an isolated table retried in this batch, its own from its position on; one not
+    retried, none now. None when every row of the batch is needed."""
+    held = sorted(standing.tables)
+    if not held and all(o <= start.get_offset(t, p, o) for t, p, o in standing.fresh.entries()):
+        return None
+    offset = F.col("_kafka_offset")
+    keep = offset >= _position(standing.fresh, start)
+    if held:
+        keep = keep & (F.col("_target").isNull() | ~F.col("_target").isin(held))
+    for name in sorted(standing.retry):
+        keep = keep | ((F.col("_target") == name) & (offset >= _position(standing.tables[name].offsets, start)))
+    return keep
+
+
+def _position(offsets: Offsets, start: Offsets) -> Column:
+    """Per row, the first offset of its partition a table needs (a partition `offsets` lacks: all of it)."""
+    out = F.lit(0)
+    for t, p, o in start.entries():
+        here = (F.col("_kafka_topic") == t) & (F.col("_kafka_partition") == p)
+        out = F.when(here, F.lit(offsets.get_offset(t, p, o))).otherwise(out)
+    return out
+
+
+def _has_commit(pipe, rcfg) -> bool:
+    try:
+        return pipe.table_state(rcfg).committed
+    except Exception:  # unreadable: a target, so that its own write fails, and fails only it (on_table_failure)
+        return True
+
+
+def _set_aside(pipe, batch: BatchInput, before: Isolation, targets: list[tuple[str, int]],
+               outcomes: list) -> tuple[list[tuple[str, BatchResult]], dict[str, str]]:
+    """The tables that committed, and those set aside ([run] on_table_failure = "isolate"), name: error. Every
+    table of the batch failing when none was set aside before is no one table's failure: the first is raised."""
+    paired = [(name, o) for (name, _), o in zip(targets, outcomes, strict=True)]
+    done = [(name, o) for name, o in paired if not isinstance(o, Exception)]
+    failures = [(name, o) for name, o in paired if isinstance(o, Exception)]
+    if failures and not done and not before.tables:
+        raise failures[0][1]
+    failed = {}
+    for name, e in failures:
+        failed[name] = table_failure(e)
+        at = (before.tables[name].offsets if name in before.tables else before.fresh).compact()
+        pipe.reporter.warn(f"batch {batch.batch_id}: table {name} is set aside (run.on_table_failure = \"isolate\"): "
+                           f"{failed[name]}; it stays at {at} and is tried again, the other tables go on")
+        pipe.reporter.event("table_isolated", batch=batch.batch_id, table=name, error=failed[name], offsets=at)
+    for name in sorted(before.retry - failed.keys()):
+        pipe.reporter.info(f"batch {batch.batch_id}: table {name} caught up after "
+                           f"{before.tables[name].attempts} failed attempt(s); no longer set aside")
+    return done, failed
+
+
+def _write_table(pipe, batch: BatchInput, env: DataFrame, name: str, index: int) -> BatchResult:
+    """One routed table's share of the batch, committed (a table that committed it before a crash: counted only)."""
+    cfg = pipe.cfg
+    rcfg = route_config(cfg, index, name)
+    state = pipe.table_state(rcfg)  # first sight of a table: its own entry, so tables written at once never share one
+    last = hudi.last_checkpoint(pipe.spark, rcfg.sink.path) if batch.redo else None
+    done = bool(last) and last["batch_id"] == batch.batch_id and last["offsets"] == batch.end
+    route = Route(cfg.routes[index].source_column if index != DEFAULT else None, write=not done)
+    r = sync_table(pipe, rcfg, state, batch, env.where(F.col("_target") == name), route)
+    maybe_crash("routed_between_tables", batch.batch_id)
+    return r
+
+
+def _write_tables(pipe, batch: BatchInput, env: DataFrame, targets: list[tuple[str, int]]) -> list:
+    """Every target table's commit, [run] table_parallelism at a time; each table's jobs tagged with the batch and
+    the table (the Spark UI's job tags), so an abort cancels the batch's running jobs. With on_table_failure =
+    "isolate" (a run's batch), a table's failure after its retries is its outcome, in place of its result."""
+    jobs = [partial(_write_table, pipe, batch, env, name, index) for name, index in targets]
+    if batch.standing is not None and pipe.cfg.run.on_table_failure == "isolate":
+        jobs = [partial(_failure_kept, pipe, f"batch {batch.batch_id}, table {name}", job)
+                for (name, _), job in zip(targets, jobs, strict=True)]
+    width = min(table_parallelism(pipe.cfg.run.table_parallelism), len(targets))
+    if width <= 1 or not _pinned(pipe):  # one after another, in this thread: as before table_parallelism
+        return [job() for job in jobs]
+    sc, tag = pipe.spark.sparkContext, f"cdcsync-batch-{batch.batch_id}"
+    return bounded([partial(_tagged, sc, (tag, f"cdcsync-table-{name}"), job)
+                    for (name, _), job in zip(targets, jobs, strict=True)],
+                   width, on_abort=lambda: sc.cancelJobsWithTag(tag))
+
+
+def _failure_kept(pipe, what: str, job) -> BatchResult | Exception:
+    """`job()` with [run] write_retries; a failure after them returned when it is the table's own: a write, lock or
+    storage failure (SinkError, an I/O error, a Java exception while the JVM lives). Anything else stops the batch
+    as before: a ledger mismatch, a bad record or schema change with "fail", a bug, a dead JVM, an interrupt."""
+    try:
+        return with_write_retries(pipe, what, job, again="its share of the batch")
+    except Exception as e:
+        own = isinstance(e, SinkError | OSError) or jvm_errors.java_exception(e) is not None
+        if not own or not _jvm_alive(pipe):
+            raise
+        return e
+
+
+def _jvm_alive(pipe) -> bool:
+    try:
+        return not pipe.spark.sparkContext._jsc.sc().isStopped()
+    except Exception:  # the gateway does not answer: the JVM is gone
+        return False
+
+
+def table_parallelism(setting: int | None, cores: int | None = None) -> int:
+    """[run] table_parallelism, else sized to the machine: a routed table's commit is a chain of small Spark jobs,
+    each planned on the driver (most of its CPU), run as a task or two and waited for, which leaves cores idle
+    between them; twice the cores this process may run on keeps them busy (2 cores: 4 beat 2 and 1), at most
+    MOST_BY_DEFAULT."""
+    if setting is not None:
+        return setting
+    return max(1, min(MOST_BY_DEFAULT, 2 * (cores or _cores())))
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # a container's or taskset's share, not the host's
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def bounded(jobs: list, width: int, on_abort=lambda: None) -> list:
+    """Each of `jobs` (callables) run by a pool of `width` threads; their results in `jobs`' order. A job that
+    fails stops those not started yet and lets the running ones end (a table's commit is never cut short: each is
+    whole or absent), then the first failure in `jobs`' order is raised. An interrupt (a second stop signal)
+    calls `on_abort` and is raised at once, the jobs not started dropped."""
+    pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="cdcsync-table")
+    futures = [pool.submit(job) for job in jobs]
+    try:
+        wait(futures, return_when=FIRST_EXCEPTION)
+        pool.shutdown(wait=True, cancel_futures=True)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        on_abort()
+        raise
+    failed = next((f.exception() for f in futures if not f.cancelled() and f.exception() is not None), None)
+    if failed is not None:
+        raise failed
+    return [f.result() for f in futures]
+
+
+def _tagged(sc, tags: tuple[str, ...], job):
+    """`job` run with its Spark jobs tagged (tags are this thread's, as job descriptions are)."""
+    for t in tags:
+        sc.addJobTag(t)
+    try:
+        return job()
+    finally:
+        for t in tags:
+            sc.removeJobTag(t)
+
+
+_UNPINNED_SAID: list[bool] = []
+
+
+def _pinned(pipe) -> bool:
+    """PySpark's pinned thread mode (its default, PYSPARK_PIN_THREAD): each Python thread a JVM thread of its own.
+    Without it threads would share job descriptions and tags: the tables are written one after another."""
+    from py4j.clientserver import ClientServer
+    from pyspark import SparkContext
+
+    if isinstance(SparkContext._gateway, ClientServer):
+        return True
+    if not _UNPINNED_SAID:
+        _UNPINNED_SAID.append(True)
+        pipe.reporter.warn("PYSPARK_PIN_THREAD is off: the routed tables are written one after another "
+                           "(run.table_parallelism needs PySpark's pinned thread mode)")
+    return False
 
 
 def with_targets(env: DataFrame, cfg) -> DataFrame:

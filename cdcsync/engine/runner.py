@@ -14,18 +14,20 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from cdcsync import storage
+from cdcsync.config.model import routed_path
 from cdcsync.engine import checkpoint, routing
+from cdcsync.engine.compactor import Compactions
 from cdcsync.engine.metrics import RunMetrics
 from cdcsync.engine.model import BatchInput, BatchResult
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.planning import batch_budget, plan_end, seconds
+from cdcsync.engine.progress import DONE, Isolated, Isolation
 from cdcsync.engine.session import service_conf
 from cdcsync.engine.sync import Summary, idle, sync
 from cdcsync.errors import ConfigError, SourceError
 from cdcsync.kafka.offsets import Gap, Offsets, lost_ranges
 from cdcsync.kafka.view import KafkaView, lost, resolve_start, retriable
-from cdcsync.sinks import dead_letter, hudi, timeline
+from cdcsync.sinks import dead_letter, hudi
 from cdcsync.sinks.compaction import ASYNC, INLINE, compaction_mode
 
 
@@ -36,22 +38,23 @@ class KafkaBatches:
     def __init__(self, pipe: Pipeline, view: KafkaView, once: bool, metrics: RunMetrics):
         self.pipe, self.view, self.once, self.metrics = pipe, view, once, metrics
         self.stop = False
-        self._compactions_seen: set[str] | None = None
+        self._compactions = Compactions()  # on the tables' timelines since the run started, for the metrics
         self.summary: Summary | None = None
         self.data_loss: tuple[Gap, ...] = ()  # the gaps known: carried by every commit (start() reads them back)
+        self.isolated: dict[str, Isolated] = {}  # routed tables set aside ([run] on_table_failure), by name
         self.t0 = time.monotonic()
 
     def start(self) -> None:
         """Decide where the run starts and what the first batch id is."""
         cfg, spark = self.pipe.cfg, self.pipe.spark
         self.redo_end = None
-        if cfg.routes:  # many tables: the run-level progress record (see engine.routing)
+        if cfg.routes:  # many tables: the run-level progress record (see engine.progress)
             rec = routing.read_progress(spark, cfg.run.checkpoint_dir)
-            done = bool(rec) and rec["state"] == "done"
-            last = rec and {"offsets": rec["end"] if done else rec["start"],
-                            "batch_id": rec["batch_id"] - (0 if done else 1)}
-            self.redo_end = None if not rec or done else rec["end"]
-            self.data_loss = rec["data_loss"] if rec else ()
+            done = bool(rec) and rec.state == DONE
+            last = rec and {"offsets": rec.standing.fresh, "batch_id": rec.batch_id - (0 if done else 1)}
+            self.redo_end = None if not rec or done else rec.end
+            self.data_loss = rec.data_loss if rec else ()
+            self.isolated = dict(rec.standing.tables) if rec else {}
         else:
             last = self.pipe.first_checkpoint(cfg.sink.path)
             self.data_loss = last["data_loss"] if last else ()  # gaps earlier runs went past, carried on
@@ -66,19 +69,24 @@ class KafkaBatches:
             checkpoint.write_start(spark, cfg.run.checkpoint_dir, self.next_start, how)
         self.batch_id = (last["batch_id"] + 1) if last else 0
         if last:  # after a crash the group lags the table's commits until a batch lands: catch it up now
-            self._commit_group(self.next_start)
+            self._commit_group(self.slowest(self.next_start))
         self.summary = Summary(cfg.sink.table_name, cfg.sink.path, how)
         self.pipe.reporter.event("start", table=cfg.sink.table_name, topics=",".join(self.topics), from_=how,
                                  offsets=self.next_start.compact())
+        for name, t in self.isolated.items():
+            self.pipe.reporter.warn(f"table {name} was set aside by an earlier run at {t.offsets.compact()} "
+                                    f"({t.attempts} failed attempt(s)): {t.error}; "
+                                    + ("trying it again now" if self.once else "tried again with backoff"))
         self.stop_at = self.view.latest(self.topics) if self.once else None
 
     def batches(self) -> Iterator[BatchInput]:
         cfg, view = self.pipe.cfg, self.view
+        first = True
         while True:
             if self.stop:  # a signal during the wait before this batch: plan nothing more
                 self.summary.stopped_by = "signal"
                 return
-            start = self.next_start
+            fresh = self.next_start
             if cfg.source.topic_pattern and not self.once:  # a topic that appears mid-run: its partitions are new
                 topics = self._through_outages(lambda: view.resolve_topics(None, cfg.source.topic_pattern))
                 if topics is None:
@@ -91,10 +99,20 @@ class KafkaBatches:
             if earliest is None:
                 return
             for t, p, _ in self.latest.entries():  # partitions added mid-run start at their beginning
-                start.setdefault(t, {}).setdefault(p, earliest[t][p])
+                fresh.setdefault(t, {}).setdefault(p, earliest[t][p])
+            redo, standing, start = self.redo_end is not None, None, fresh
+            if cfg.routes:  # the read starts at the slowest of the tables this batch writes (engine.progress)
+                # a redo, and a --once run's first batch, try every table set aside again; a service, those due
+                every = redo or (self.once and first) or cfg.run.on_table_failure == "stop"
+                standing = Isolation(fresh, self.isolated).covering(fresh).due(time.time(), every)
+                start = standing.read_from()
             self._past_lost(start, earliest)  # before Spark reads: its failOnDataLoss would only say "offset gone"
+            if standing is not None:  # on_data_loss = "skip" moved the read start: each table's position too
+                standing = standing.within(earliest, self.latest)
+                fresh = standing.fresh
             self.metrics.lag_seen(start, self.latest)
-            end, redo = plan_end(start, self.latest, batch_budget(cfg.run)), self.redo_end is not None
+            # the budget is the tables' that are not set aside: a table tried again catches up in one batch
+            end = plan_end(fresh, self.latest, batch_budget(cfg.run))
             if redo:  # a routed batch cut short by a crash: the same range again
                 end = Offsets({t: {p: max(o, self.redo_end.get_offset(t, p, o)) for p, o in ps.items()}
                                for t, ps in start.items()})  # max: a start moved past lost offsets
@@ -104,8 +122,8 @@ class KafkaBatches:
                     return
                 self._sleep(seconds(cfg.run.trigger_interval))
                 continue
-            self._t_batch = time.monotonic()
-            yield BatchInput(self.batch_id, start.copy(), end, redo=redo, data_loss=self.data_loss)
+            self._t_batch, first = time.monotonic(), False
+            yield BatchInput(self.batch_id, start.copy(), end, redo=redo, data_loss=self.data_loss, standing=standing)
             if not self.once:
                 self._sleep(max(0.0, seconds(cfg.run.trigger_interval) - (time.monotonic() - self._t_batch)))
 
@@ -128,16 +146,26 @@ class KafkaBatches:
         self.data_loss += tuple(gaps)
 
     def committed(self, result: BatchResult, took: float) -> None:
-        self._commit_group(result.end)
+        if result.standing is not None:
+            self.isolated = dict(result.standing.tables)
+        self._commit_group(self.slowest(result.end))
         self._report(result, took)
         self.metrics.batch_committed(result, took)
         if self.pipe.cfg.run.on_bad_record == "dead-letter":
             self.metrics.dead_lettered(result.totals()["bad"])
-        self._count_compactions()
+        self._count_compactions(result)
         self.next_start, self.batch_id = result.end.copy(), result.batch_id + 1
 
     def pause(self, seconds: float) -> None:
         self._sleep(seconds)
+
+    def slowest(self, fresh: Offsets) -> Offsets:
+        """Where the slowest table stands: `fresh`, or an isolated table's position below it."""
+        return Isolation(fresh, self.isolated).slowest()
+
+    def isolated_now(self) -> dict[str, dict]:
+        """The tables set aside as the run ends, with their paths (summary, --json)."""
+        return {n: {"path": routed_path(self.pipe.cfg.sink.path, n), **t.to_json()} for n, t in self.isolated.items()}
 
     def _commit_group(self, offsets: Offsets) -> None:
         try:
@@ -180,21 +208,21 @@ class KafkaBatches:
                 self.pipe.reporter.info(f"Kafka is answering again after {time.monotonic() - since:.0f} s")
             return answer
 
-    def _count_compactions(self) -> None:
-        """Compactions completed on a local MERGE_ON_READ table since the run started (its timeline, no JVM); the
-        timeline is listed only while the metrics have a reader (/metrics, a textfile)."""
+    def _count_compactions(self, r: BatchResult) -> None:
+        """Compactions scheduled and completed on the MERGE_ON_READ tables (each routed table its own), wherever
+        they are stored; the timelines are listed only while the metrics have a reader (/metrics, a textfile)."""
         cfg = self.pipe.cfg
-        if not self.metrics.observed or cfg.routes or cfg.sink.table_type != "MERGE_ON_READ" \
-                or not storage.is_local(cfg.sink.path):
+        if not self.metrics.observed:
             return
-        listed = timeline.instants(cfg.sink.path)
-        scheduled = {i.requested for i in listed if i.action == "compaction"}  # a first load also completes a commit
-        done = {i.requested: i for i in listed if i.action == "commit" and i.completed and i.requested in scheduled}
-        if self._compactions_seen is not None:
-            for key in done.keys() - self._compactions_seen:
-                i = done[key]
-                self.metrics.compaction_done((i.completed_at - i.requested_at).total_seconds())
-        self._compactions_seen = set(done)
+        if "MERGE_ON_READ" not in {cfg.sink.table_type, *(route.table_type for route in cfg.routes)}:
+            return
+        written = {n: routed_path(cfg.sink.path, n) for n in r.tables if n not in r.failed} if cfg.routes \
+            else {cfg.sink.table_name: cfg.sink.path}
+        scheduled, completed = self._compactions.look(written, self.pipe.spark)
+        for name in scheduled:
+            self.metrics.compaction_scheduled(name)
+        for name, took in completed:
+            self.metrics.compaction_done(name, took)
 
     def _sleep(self, secs: float) -> None:
         idle(secs, self._alive, lambda: self.stop)
@@ -209,6 +237,8 @@ class KafkaBatches:
             int(tp.rsplit("/", 1)[1])] for tp in r.ledger}
         routed = {"tables": {n: c["upserted"] + c["deleted"] for n, c in r.tables.items()},
                   "unrouted": r.unrouted} if self.pipe.cfg.routes else {}
+        if r.failed:  # set aside: each one's warning and table_isolated event say why
+            routed["failed"] = sorted(r.failed)
         self.pipe.reporter.event("batch", id=r.batch_id, instant=r.instant, read=t["messages"],
                                  upserted=t["upserted"], deleted=t["deleted"], skipped=t["skipped"], bad=t["bad"],
                                  lag=lag, seconds=round(took, 2), **routed)
@@ -228,7 +258,7 @@ class Runner:
     def run(self) -> Summary:
         pipe, cfg = self.pipe, self.pipe.cfg
         view = pipe.kafka_view()
-        metrics = RunMetrics(cfg.sink.table_name, seconds(cfg.run.stuck_after))
+        metrics = RunMetrics(cfg.sink.table_name, seconds(cfg.run.stuck_after), routed=bool(cfg.routes))
         metrics.textfile = self.metrics_textfile
         source = KafkaBatches(pipe, view, self.once, metrics)
         saved = self._signals(source)  # first: a stop during start-up ends the run before its first batch
@@ -247,9 +277,10 @@ class Runner:
                 self._compact_left_pending(pipe.table_state().spec)
             source.start()
             summary = sync(pipe, source, source.summary)
-            summary.end_offsets = source.next_start
-            try:
-                summary.lag = source.next_start.lag_to(view.latest(list(source.next_start)))
+            summary.end_offsets, summary.isolated = source.next_start, source.isolated_now()
+            try:  # the slowest table's lag: a table set aside is behind too
+                slowest = source.slowest(source.next_start)
+                summary.lag = slowest.lag_to(view.latest(list(slowest)))
             except Exception as e:  # the brokers went away as the run ended: the lag is unknown, nothing else
                 if not retriable(e):
                     raise
@@ -258,7 +289,8 @@ class Runner:
                 cfg.run.on_bad_record == "dead-letter" else None
             pipe.drain(cancel=summary.stopped_by == "signal")  # a stopped service does not wait for a compaction
             summary.seconds = round(time.monotonic() - source.t0, 3)
-            succeeded = summary.stopped_by != "signal"  # a --once run stopped early did not read what it had to
+            # a --once run stopped early did not read what it had to; one with a table set aside did not write it
+            succeeded = summary.stopped_by != "signal" and not summary.isolated
             return summary
         finally:
             metrics.close()

@@ -1,7 +1,7 @@
 """`cdcsync status`: where a config's tables stand, read without a JVM: the Hudi timeline and commit metadata (what
 was committed, up to which offsets, when), the brokers' end offsets (lag), pending compactions, dead letters by
-reason, offset gaps a run went past (on_data_loss = "skip"), and the writer lock. What a cron job or a monitoring
-probe calls."""
+reason, offset gaps a run went past (on_data_loss = "skip"), routed tables set aside (on_table_failure = "isolate")
+and the writer lock. What a cron job or a monitoring probe calls."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import datetime as dt
 from collections import Counter
 
 from cdcsync import storage
-from cdcsync.config.model import dead_letter_path
+from cdcsync.config.model import dead_letter_path, routed_path
 from cdcsync.engine import lock
 from cdcsync.engine.checkpoint import ROUTES_PROGRESS_FILE
+from cdcsync.engine.progress import Isolation, Progress
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.sinks import hudi, timeline
 
@@ -20,8 +21,11 @@ def status(cfg, view, recent: int = 5) -> dict:
     """The config's state: committed offsets and lag (run-wide), then each table's commits."""
     now = dt.datetime.now(dt.UTC)
     files = storage.Files(cfg.storage)
+    standing = None
     if cfg.routes:
-        committed, gaps = _routed_progress(cfg, files)
+        rec = _routed_progress(cfg, files)
+        standing, gaps = (rec.standing, [g.to_json() for g in rec.data_loss]) if rec else (None, [])
+        committed = standing.fresh if standing else None
         tables = [_table(p, files, now, recent) for p in _hudi_tables_under(cfg.sink.path, files)]
     else:
         tables = [_table(cfg.sink.path, files, now, recent)]
@@ -31,7 +35,8 @@ def status(cfg, view, recent: int = 5) -> dict:
     gaps = {(g["topic"], g["partition"], g["from"], g["to"]): g for g in found}  # carried by many commits: once
     topics = view.resolve_topics(cfg.source.topics, cfg.source.topic_pattern)
     latest, earliest = view.latest(topics), view.earliest(topics)
-    base = committed or Offsets()  # nothing committed yet: all that the topic holds is behind
+    # nothing committed yet: all that the topic holds is behind; a table set aside is behind too
+    base = standing.slowest() if standing else committed or Offsets()
     lag = {f"{t}/{p}": max(0, end - base.get_offset(t, p, earliest[t][p])) for t, p, end in latest.entries()}
     return {
         "config": str(cfg.path), "table": cfg.sink.table_name, "table_type": cfg.sink.table_type,
@@ -40,6 +45,7 @@ def status(cfg, view, recent: int = 5) -> dict:
         "lag": lag, "lag_total": sum(lag.values()),
         "data_loss": [gaps[k] for k in sorted(gaps)],
         "tables": tables,
+        "isolated": _isolated(cfg, standing, latest) if standing else [],
         "dead_letters": _dead_letters(dead_letter_path(cfg), files),
         "writer": lock.read_holder(cfg.run.checkpoint_dir, files),
     }
@@ -91,19 +97,26 @@ def _dead_letters(path: str, files: storage.Files) -> dict | None:
             "replayed": replayed}
 
 
-def _routed_progress(cfg, files: storage.Files) -> tuple[Offsets | None, list[dict]]:
-    """A routed config's offsets and offset gaps are run-wide: the progress record beside the tables
-    (engine.routing)."""
+def _routed_progress(cfg, files: storage.Files) -> Progress | None:
+    """A routed config's offsets, offset gaps and tables set aside are run-wide: the progress record beside the
+    tables (engine.progress)."""
     import json
 
     path = f"{cfg.run.checkpoint_dir.rstrip('/')}/{ROUTES_PROGRESS_FILE}"
     for p in (path, path + ".tmp"):
         try:
-            rec = json.loads(files.read(p) or b"")
+            return Progress.from_json(json.loads(files.read(p) or b""))
         except (OSError, ValueError):
             continue
-        return Offsets.from_json(rec["end"] if rec["state"] == "done" else rec["start"]), rec.get("data_loss", [])
-    return None, []
+    return None
+
+
+def _isolated(cfg, standing: Isolation, latest: Offsets) -> list[dict]:
+    """The routed tables set aside: each with its error, its position (where its last commit left it), the
+    messages it is behind, since when, its failed attempts and its next try."""
+    return [{"table": name, "path": routed_path(cfg.sink.path, name), **t.to_json(),
+             "behind": sum(max(0, end - t.offsets.get_offset(tp, p, end)) for tp, p, end in latest.entries())}
+            for name, t in sorted(standing.tables.items())]
 
 
 def _hudi_tables_under(sink_path: str, files: storage.Files) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Protocol
 
 from cdcsync.engine import bad_records
@@ -49,6 +50,8 @@ class Summary:
     stopped_by: str = "end of input"
     tables: dict = field(default_factory=dict)  # [[route]] runs: per target table, the counts of this run
     unrouted: int = 0
+    # [[route]] runs: the tables set aside at the end ([run] on_table_failure), each {path, error, offsets, since, …}
+    isolated: dict = field(default_factory=dict)
 
     def add(self, r: BatchResult) -> None:
         self.batches += 1
@@ -102,12 +105,17 @@ def idle(seconds: float, keep_alive: Callable[[], None], stopped: Callable[[], b
 
 
 def _landed(pipe, batch: BatchInput) -> BatchResult:
-    """`sync_once`, again after a transient Hudi write failure ([run] write_retries): nothing of the failed
-    attempt was committed, so writing the batch again is what a restart would do, without the restart."""
+    return with_write_retries(pipe, f"batch {batch.batch_id}", partial(pipe.sync_once, batch))
+
+
+def with_write_retries(pipe, what: str, write: Callable[[], BatchResult], again: str = "the batch") -> BatchResult:
+    """`write()` (a batch's `sync_once`, or one routed table's share of it), again after a transient Hudi write
+    failure ([run] write_retries): nothing of the failed attempt was committed, so writing it again is what a
+    restart would do, without the restart."""
     retries, attempt = pipe.cfg.run.write_retries, 0
     while True:
         try:
-            return pipe.sync_once(batch)
+            return write()
         except SinkError as e:
             read_only = timeline.read_only_mount(e.facts.get("path"))
             if read_only is not None:
@@ -117,6 +125,6 @@ def _landed(pipe, batch: BatchInput) -> BatchResult:
                 raise
             attempt += 1
             wait = min(30.0, 2.0 ** attempt)
-            pipe.reporter.warn(f"batch {batch.batch_id}: {e.message}; a transient failure: writing the batch again "
-                               f"in {wait:g} s (retry {attempt} of {retries})")
+            pipe.reporter.warn(f"{what}: {e.message}; a transient failure: writing {again} again in {wait:g} s "
+                               f"(retry {attempt} of {retries})")
             time.sleep(wait)

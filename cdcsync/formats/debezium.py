@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from cdcsync.formats import vocabulary as v
 from cdcsync.formats.base import BadRecord, Change, at, load_json, load_object, optional_int, skip, table_name
 from cdcsync.formats.debezium_types import decode_value, row_types
@@ -96,10 +98,29 @@ def _non_row_event(doc: dict, table: str | None, ts_ms: int | None) -> list[Chan
     if doc.get("status") in v.DBZ_TRANSACTION_STATUS:
         return skip(v.TRANSACTION, table, ts_ms)
     if any(f in doc for f in v.DBZ_SCHEMA_CHANGE_FIELDS):
-        return skip(v.DDL, table, ts_ms)
+        dropped = _dropped(doc)
+        return skip(v.DDL, table, ts_ms) if dropped is None else skip(v.DROP_TABLE, dropped or table, ts_ms)
     if sorted(doc) == sorted(v.DBZ_HEARTBEAT_FIELDS):
         return skip(v.HEARTBEAT, table, ts_ms)
     raise BadRecord(v.MISSING_FIELD, "no 'op' field: not a Debezium change event")
+
+
+def _dropped(doc: dict) -> str | None:
+    """A schema change's DROP TABLE: the table its first DROP element's `id` names ("" when the id names none, and
+    the envelope's table stands); None when it drops nothing (vocabulary.DBZ_TABLE_CHANGES)."""
+    source = doc.get("source")
+    snapshot = source.get(v.DBZ_SNAPSHOT) if isinstance(source, dict) else None
+    changes = doc.get(v.DBZ_TABLE_CHANGES)
+    if not (snapshot is None or snapshot is False or snapshot == v.DBZ_NOT_SNAPSHOT) or not isinstance(changes, list):
+        return None
+    drop = next((c for c in changes if isinstance(c, dict) and c.get("type") == v.DBZ_DROP), None)
+    if drop is None:
+        return None
+    name = drop.get("id")
+    if not isinstance(name, str) or name[:1] in ("{", "["):
+        return ""
+    parts = [p.replace('""', '"') for p in re.findall(v.DBZ_ID_PART, name)]
+    return ".".join(p for p in parts if p) if parts and parts[-1] else ""
 
 
 def _key_columns(key: bytes | None) -> list[str] | None:

@@ -34,6 +34,7 @@ DELETED_TEXT = "true"  # deleted_field's value that marks a delete: JSON true, o
 # Why a record is skipped: counted in the ledger, never written, never dead-lettered.
 TOMBSTONE = "tombstone"
 DDL = "ddl"
+DROP_TABLE = "drop_table"
 TRUNCATE = "truncate"
 HEARTBEAT = "heartbeat"
 TRANSACTION = "transaction"
@@ -44,6 +45,8 @@ UNROUTED = "unrouted"
 SKIP_REASONS = MappingProxyType({
     TOMBSTONE: "a null value: log compaction's delete marker (Debezium sends one after each delete)",
     DDL: "a schema change (Canal/Maxwell DDL, a Debezium schema-change event): it carries no row",
+    DROP_TABLE: "a DROP TABLE (a Debezium schema change whose tableChanges hold a DROP, Canal ERASE, Maxwell "
+                "table-drop): no row; counted, and [source] on_drop_table (default \"keep\") says what follows",
     TRUNCATE: "Debezium op 't' (applied to the table by [source] on_truncate, default \"apply\") or Canal TRUNCATE "
               "(no log position to apply it by: the table keeps its rows)",
     HEARTBEAT: "a Debezium heartbeat ({\"ts_ms\": …} only) or a Canal MHEARTBEAT: liveness, no row",
@@ -131,19 +134,27 @@ DEBEZIUM = Envelope(
 DBZ_TRANSACTION_STATUS = ("BEGIN", "END")  # in `status`
 DBZ_SCHEMA_CHANGE_FIELDS = ("ddl", "tableChanges", "historyRecord", "databaseName")  # any one present
 DBZ_HEARTBEAT_FIELDS = ("ts_ms",)  # exactly these
+# A schema change drops the table its first `tableChanges` element of type "DROP" names by `id` ('"db"."table"',
+# parts in double quotes, a quote in a name doubled; Debezium writes one event per dropped table), unless
+# `source.snapshot` is set: the DROP TABLE IF EXISTS a MySQL snapshot restates before each CREATE drops nothing.
+DBZ_TABLE_CHANGES, DBZ_DROP, DBZ_SNAPSHOT = "tableChanges", "DROP", "snapshot"
+DBZ_NOT_SNAPSHOT = "false"  # source.snapshot's value (or a JSON false or null) outside a snapshot
+DBZ_ID_PART = r'"((?:[^"]|"")*)"'  # one quoted part of a TableId; its name with "" read as "
 
 CANAL = Envelope(
     "canal-json", "Canal", "type", frozenset({"INSERT", "UPDATE"}), frozenset({"DELETE"}),
     MappingProxyType({"TRUNCATE": TRUNCATE, "MHEARTBEAT": HEARTBEAT, "GTID": TRANSACTION, "XACOMMIT": TRANSACTION,
-                      "XAROLLBACK": TRANSACTION, **{t: DDL for t in ("CREATE", "ALTER", "ERASE", "RENAME", "QUERY",
-                                                                       "CINDEX", "DINDEX")}}),
+                      "XAROLLBACK": TRANSACTION, "ERASE": DROP_TABLE,  # ERASE: Canal's DROP TABLE
+                      **{t: DDL for t in ("CREATE", "ALTER", "RENAME", "QUERY", "CINDEX", "DINDEX")}}),
     ("database", "table"), "pkNames", "data", "data",  # data[]: one row each
 )
 CANAL_DDL_FLAG = "isDdl"  # true: a DDL whatever its type says
 
 MAXWELL = Envelope(
     "maxwell-json", "Maxwell", "type", frozenset({"insert", "update", "bootstrap-insert"}), frozenset({"delete"}),
-    MappingProxyType({"bootstrap-start": BOOTSTRAP_MARKER, "bootstrap-complete": BOOTSTRAP_MARKER, "ddl": DDL}),
+    MappingProxyType({"bootstrap-start": BOOTSTRAP_MARKER, "bootstrap-complete": BOOTSTRAP_MARKER, "ddl": DDL,
+                      "table-drop": DROP_TABLE}),  # a value here wins over a prefix below
     ("database", "table"), "primary_key_columns", "data", "data", ("position", "xoffset", "server_id"),
     MappingProxyType({"table-": DDL, "database-": DDL}),
 )
+DROP_FORMATS = (DEBEZIUM.format, CANAL.format, MAXWELL.format)  # formats that read a DROP_TABLE (Avro: not read)

@@ -49,6 +49,22 @@ class Offsets(dict):
     def get_offset(self, topic: str, partition: int, default: int | None = None) -> int | None:
         return self.get(topic, {}).get(partition, default)
 
+    def lowest(self, *others: Offsets) -> Offsets:
+        """Per partition of self, the lowest of its offset and those of `others` that hold the partition."""
+        return Offsets.from_entries((t, p, min([o, *(x.get_offset(t, p, o) for x in others)]))
+                                    for t, p, o in self.entries())
+
+    def raised_to(self, floor: Offsets) -> Offsets:
+        """Per partition of self, at least `floor`'s offset (where `floor` holds the partition)."""
+        return Offsets.from_entries((t, p, max(o, floor.get_offset(t, p, o))) for t, p, o in self.entries())
+
+    def covering(self, base: Offsets) -> Offsets:
+        """Self, and `base`'s offsets for the partitions self does not hold (a partition nobody had read yet)."""
+        out = Offsets(base)
+        for t, p, o in self.entries():
+            out.setdefault(t, {})[p] = o
+        return out
+
     def count_to(self, end: Offsets) -> int:
         """Messages in [self, end) over every partition of self."""
         return sum(end[t][p] - o for t, p, o in self.entries())

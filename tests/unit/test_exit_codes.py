@@ -37,6 +37,8 @@ PROVEN_BY = {
     ExitCode.CONCURRENT_WRITER: "integration/cli/test_dead_letter_cli.py::test_list_show_replay",
     ExitCode.DATA_LOSS: "integration/engine/test_data_loss.py::test_offsets_deleted_below_the_table_stop_the_run_"
                         "with_82_naming_the_range",
+    ExitCode.TABLE_ISOLATED: "integration/engine/test_routing_isolation.py::test_a_table_with_broken_storage_is_set_"
+                             "aside_exit_83_then_caught_up_after_repair",
     ExitCode.INTERRUPTED: "integration/cli/test_exit_codes.py::test_130_a_second_signal_aborts",
 }
 

@@ -71,12 +71,13 @@ def _in(op: Column, values) -> Column:
 
 
 def _skip_reason(op: Column, env: v.Envelope) -> Column:
-    """The vocabulary's skip reason for an operation value (NULL when the operation is not a skipped one)."""
+    """The vocabulary's skip reason for an operation value (NULL when the operation is not a skipped one); a value
+    wins over a prefix (Envelope.skip_reason): the outermost test is the first one made."""
     out = F.lit(None).cast("string")
-    for value, reason in sorted(env.skip.items()):
-        out = F.when(op == value, reason).otherwise(out)
     for prefix, reason in sorted(env.skip_prefixes.items()):
         out = F.when(op.startswith(prefix), reason).otherwise(out)
+    for value, reason in sorted(env.skip.items()):
+        out = F.when(op == value, reason).otherwise(out)
     return out
 
 
@@ -152,6 +153,7 @@ class _Bytes:
     bad: list[tuple[Column, str]]
     non_row: Column
     details: dict[str, Column] = field(default_factory=dict)
+    dropped: Column | None = None  # a DROP TABLE's table (NULL: the envelope's), see _dropped
 
 
 def debezium(df: DataFrame) -> DataFrame:
@@ -168,16 +170,38 @@ def debezium(df: DataFrame) -> DataFrame:
     payload_text = F.get_json_object(value, "$.payload")
     top_keys = F.json_object_keys(value)
     keys = F.json_object_keys(F.when(wrapped, payload_text).otherwise(value))
-    non_row = (F.when(_in(F.get_json_object(F.when(wrapped, payload_text).otherwise(value), "$.status"),
-                          v.DBZ_TRANSACTION_STATUS), v.TRANSACTION)
-               .when(F.arrays_overlap(keys, F.array(*map(F.lit, v.DBZ_SCHEMA_CHANGE_FIELDS))), v.DDL)
+    body = F.when(wrapped, payload_text).otherwise(value)
+    drop = _drop_element(body)
+    schema_change = F.arrays_overlap(keys, F.array(*map(F.lit, v.DBZ_SCHEMA_CHANGE_FIELDS)))
+    non_row = (F.when(_in(F.get_json_object(body, "$.status"), v.DBZ_TRANSACTION_STATUS), v.TRANSACTION)
+               .when(schema_change & drop.isNotNull(), v.DROP_TABLE)
+               .when(schema_change, v.DDL)
                .when(F.array_sort(keys) == F.array(*map(F.lit, sorted(v.DBZ_HEARTBEAT_FIELDS))), v.HEARTBEAT))
     unwrapped = no_op & p.isNull()
     tombstone = value.isNull() | (unwrapped & payload_text.isNull() & F.array_contains(top_keys, "payload")
                                   & F.array_contains(top_keys, "schema") & ~_trailing(value))
     bad = [(_trailing(value) | no_op & _invalid_json(value), v.INVALID_JSON),
            (no_op & (~_is_object(value) | unwrapped & payload_text.isNotNull()), v.NOT_AN_OBJECT)]
-    return _debezium_changes(df, read, _Bytes(tombstone, bad, non_row))
+    return _debezium_changes(df, read, _Bytes(tombstone, bad, non_row, dropped=_dropped(drop)))
+
+
+def _drop_element(body: Column) -> Column:
+    """formats/debezium._dropped in Spark SQL: the text of a schema change's first tableChanges element of type
+    DROP (NULL when none, or in a snapshot). Parsed only for the op-less values that reach it."""
+    snapshot = F.coalesce(F.get_json_object(body, f"$.source.{v.DBZ_SNAPSHOT}"), F.lit(v.DBZ_NOT_SNAPSHOT))
+    changes = F.from_json(F.get_json_object(body, f"$.{v.DBZ_TABLE_CHANGES}"), "ARRAY<STRING>", _JSON)
+    first = F.try_element_at(F.filter(changes, lambda c: F.get_json_object(c, "$.type") == v.DBZ_DROP), F.lit(1))
+    return F.when(snapshot == v.DBZ_NOT_SNAPSHOT, first)
+
+
+def _dropped(drop: Column) -> Column:
+    """The table a DROP element's `id` names: its quoted parts, "" read as ", non-empty ones joined with "."; NULL
+    when it names none (a non-text id, or no part), and the envelope's table stands."""
+    name = F.get_json_object(drop, "$.id")
+    parts = F.transform(F.regexp_extract_all(name, F.lit(v.DBZ_ID_PART), 1), lambda p: F.replace(p, F.lit('""'),
+                                                                                                   F.lit('"')))
+    named = ~name.startswith("{") & ~name.startswith("[") & (F.try_element_at(parts, F.lit(-1)) != "")
+    return F.when(named, F.array_join(F.filter(parts, lambda p: p != ""), "."))
 
 
 def debezium_avro(df: DataFrame, schemas: avro.AvroSchemas) -> DataFrame:
@@ -220,6 +244,8 @@ def _debezium_changes(df: DataFrame, read, body: _Bytes) -> DataFrame:
     out_op = (F.when(skip.isNotNull(), _S).when(bad.isNotNull(), None)
               .when(_in(op, V.delete), _D).otherwise(_U))
     table = _table([read(head)[rest] for head, rest in (path.split(".") for path in V.table)])
+    if body.dropped is not None:  # a DROP TABLE names its table in tableChanges, not in source (a list there)
+        table = F.when(skip == v.DROP_TABLE, F.coalesce(body.dropped, table)).otherwise(table)
     src = read("source")
     row = F.when(_in(op, V.delete), before).otherwise(after)
     ts = F.coalesce(F.when(src["ts_ms"] != 0, src["ts_ms"]), read("ts_ms"))  # snapshot rows carry 0

@@ -27,7 +27,8 @@ def test_kill_between_routed_tables_then_resume(spark, bootstrap, make_topic, pr
                           TYPES, 1000 + i))
     produce(topic, msgs)
     cfg = routed_config(tmp_path, bootstrap, topic, "canal-json",
-                        [{"source_table": r"db\.(a|b)", "sink_table": "t_<>"}], **{"run.max_records_per_batch": 10})
+                        [{"source_table": r"db\.(a|b)", "sink_table": "t_<>"}],
+                        **{"run.max_records_per_batch": 10, "run.table_parallelism": 1})  # one table, then the next
     db = tmp_path / "db"
 
     code, err = cli.run_killed("run", cfg, "--once", fault="routed_between_tables:1")
@@ -36,14 +37,14 @@ def test_kill_between_routed_tables_then_resume(spark, bootstrap, make_topic, pr
     assert hudi.last_checkpoint(spark, str(db / "t_a"))["batch_id"] == 1
     assert hudi.last_checkpoint(spark, str(db / "t_b"))["batch_id"] == 0
     progress = routing.read_progress(spark, str(tmp_path / "ckpt"))
-    assert progress["state"] == "writing" and progress["batch_id"] == 1
-    assert progress["start"] == {topic: {0: 10}} and progress["end"] == {topic: {0: 20}}
+    assert progress.state == "writing" and progress.batch_id == 1
+    assert progress.start == {topic: {0: 10}} and progress.end == {topic: {0: 20}}
 
     code, err = cli.run_killed("run", cfg, "--once")
     assert code == 0, err[-3000:]
     assert f"offsets={topic}/0:10" in err  # resumed at the start of the interrupted batch, not after it
     done = routing.read_progress(spark, str(tmp_path / "ckpt"))
-    assert done["state"] == "done" and done["end"] == {topic: {0: 30}}
+    assert done.state == "done" and done.end == {topic: {0: 30}}
     last = {i: i for i in range(20, 30)}  # the updates carry n = i for id i % 10
     want_a = {k % 10: v for k, v in last.items() if k % 2 == 0}
     want_b = {k % 10: v for k, v in last.items() if k % 2 == 1}

@@ -113,8 +113,9 @@ def _debezium_doc(rnd: Random):
         "heartbeat": lambda: {"ts_ms": 1709445600000},
         "transaction": lambda: {"status": rnd.choice(["BEGIN", "END", "begin"]), "id": "571:53195829",
                                 "event_count": rnd.choice([None, 3]), "data_collections": None, "ts_ms": 1},
-        "schema_change": lambda: {"source": _source(rnd), "ts_ms": 1, "databaseName": "shop", "schemaName": None,
-                                  "ddl": "ALTER TABLE t ADD c INT", "tableChanges": []},
+        "schema_change": lambda: {"source": _source(rnd) | _snapshot(rnd), "ts_ms": 1, "databaseName": "shop",
+                                  "schemaName": None, "ddl": "ALTER TABLE t ADD c INT",
+                                  "tableChanges": _table_changes(rnd)},
         "empty": dict,
         "change": lambda: {"before": rnd.choice([None, _row(rnd)]), "after": rnd.choice([None, _row(rnd)]),
                            "source": _source(rnd), "op": rnd.choice(["c", "r", "u", "d", "d", "t", "m", "x", "C"]),
@@ -126,6 +127,28 @@ def _debezium_doc(rnd: Random):
     return doc
 
 
+def _snapshot(rnd: Random) -> dict:
+    """source.snapshot as Debezium versions wrote it (text, or a boolean in old ones), or absent."""
+    return rnd.choice([{}, {}, {"snapshot": "false"}, {"snapshot": False}, {"snapshot": "true"}, {"snapshot": True},
+                       {"snapshot": "last"}, {"snapshot": None}, {"snapshot": 0}])
+
+
+def _table_id(rnd: Random):
+    """A tableChanges `id`: Debezium's double-quoted TableId ('"db"."t"', a quote in a name doubled), or not."""
+    parts = [rnd.choice(["shop", "public", 'we"ird', "", _name(rnd)]) for _ in range(rnd.randint(1, 3))]
+    quoted = ".".join('"' + p.replace('"', '""') + '"' for p in parts)
+    return rnd.choice([quoted] * 5 + ["shop.t", "", None, 7, {"a": "b"}, ["x"], '"unclosed'])
+
+
+def _table_changes(rnd: Random):
+    """A schema change's tableChanges: none, CREATE/ALTER ones, DROPs (the `table` null, as Debezium writes it)."""
+    def change():
+        return _mutated(rnd, {"type": rnd.choice(["DROP", "DROP", "ALTER", "CREATE", "drop"]), "id": _table_id(rnd),
+                              "table": None})
+
+    return rnd.choice([[], [change()], [change()], [change(), change()], [1, change()], "DROP", None])
+
+
 _KEYS = [None, b'{"id": 1}', b'{"schema": {"type": "struct", "fields": [{"field": "id"}]}, "payload": {"id": 2}}',
          b"not json", b"{}", b"[1]", b'{"payload": 5}']
 
@@ -135,8 +158,8 @@ def debezium(rnd: Random) -> tuple[bytes | None, bytes | None]:
 
 
 def canal(rnd: Random) -> tuple[bytes | None, bytes | None]:
-    kind = rnd.choice(["INSERT", "UPDATE", "DELETE", "INSERT", "CREATE", "ALTER", "TRUNCATE", "QUERY", "GTID",
-                       "MHEARTBEAT", "insert", "BOGUS"])
+    kind = rnd.choice(["INSERT", "UPDATE", "DELETE", "INSERT", "CREATE", "ALTER", "ERASE", "TRUNCATE", "QUERY",
+                       "GTID", "MHEARTBEAT", "insert", "BOGUS"])
     data = rnd.choice([[_text_row(rnd) for _ in range(rnd.randint(1, 3))]] * 4
                       + [None, [], [_text_row(rnd), _json(rnd)], [_row(rnd)]])
     doc = {"data": data, "database": _table_part(rnd), "table": _table_part(rnd), "type": kind,
@@ -147,7 +170,8 @@ def canal(rnd: Random) -> tuple[bytes | None, bytes | None]:
 
 def maxwell(rnd: Random) -> tuple[bytes | None, bytes | None]:
     kind = rnd.choice(["insert", "update", "delete", "insert", "bootstrap-insert", "bootstrap-start",
-                       "bootstrap-complete", "table-create", "database-drop", "ddl", "INSERT", "bogus"])
+                       "bootstrap-complete", "table-create", "table-drop", "database-drop", "ddl", "INSERT",
+                       "bogus"])
     doc = {"database": _table_part(rnd), "table": _table_part(rnd), "type": kind, "ts": 1709892000, "xid": 7,
            "commit": True, "data": _row(rnd), "primary_key_columns": ["id"]}
     return None, _damaged(rnd, None if rnd.random() < 0.05 else _mutated(rnd, doc))

@@ -21,6 +21,7 @@ from cdcsync.formats.spark.avro import AvroSchemas, WriterSchemas
 from cdcsync.formats.upserts import Upserts
 from tests.fixtures import cdc_cases
 from tests.fixtures.avro_cases import ENVELOPE, ENVELOPE_V2, KEY, ROW, InMemoryRegistry
+from tests.fixtures.drop_events import canal_erase, debezium_drop, maxwell_drop
 from tests.integration.engine.helpers import kafka_rows
 from tests.integration.formats import messy
 
@@ -155,6 +156,19 @@ def test_messy_records_get_one_verdict_from_both_decoders(spark, fmt):
         assert_parity(spark, fmt, [GENERATORS[fmt](rnd) for _ in range(RECORDS_PER_EXAMPLE)])
 
     check()
+
+
+DROPS = {"debezium-json": [*debezium_drop("app", ["a", "b"], 570), *debezium_drop("app", ["a"], 1, snapshot="true"),
+                           *debezium_drop("app", ["a"], 2, alter=True)],
+         "canal-json": [canal_erase("shop", "users", 1589373566000)],
+         "maxwell-json": [maxwell_drop("test", "e", 1477053308000, 804398)]}
+
+
+@pytest.mark.parametrize("fmt", sorted(DROPS))
+def test_drop_table_events_get_one_verdict_from_both_decoders(spark, fmt):
+    records = [(None if k is None else k.encode(), val.encode()) for k, val in DROPS[fmt]]
+    assert any(c == "skipped" and r == v.DROP_TABLE for vs in python_verdicts(fmt, records) for c, r, _, _ in vs)
+    assert_parity(spark, fmt, records)
 
 
 _KEY = json.dumps({"id": 7}).encode()

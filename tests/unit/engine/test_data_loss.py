@@ -101,7 +101,7 @@ class _Reporter:
 
 def _source(policy: str, view) -> KafkaBatches:
     run = RunConfig(checkpoint_dir="/tmp/unused", trigger_interval="0s", on_data_loss=policy)
-    pipe = SimpleNamespace(cfg=SimpleNamespace(run=run, source=SimpleNamespace(topic_pattern=None),
+    pipe = SimpleNamespace(cfg=SimpleNamespace(run=run, source=SimpleNamespace(topic_pattern=None), routes=[],
                                                path="/etc/t.toml"), heartbeat=lambda: None, reporter=_Reporter())
     source = KafkaBatches(pipe, view, once=False, metrics=RunMetrics("t", stuck_after_s=60))
     source.topics, source.stop_at, source.redo_end, source.batch_id = ["t"], None, None, 0

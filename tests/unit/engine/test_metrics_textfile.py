@@ -122,7 +122,7 @@ def test_a_textfile_that_would_not_be_read_or_written_is_refused_before_anything
 
 
 def test_a_routed_batch_counts_rows_per_target_table(tmp_path):
-    m = RunMetrics("orders", stuck_after_s=60)
+    m = RunMetrics("orders", stuck_after_s=60, routed=True)
     m.textfile = tmp_path / "cdcsync.prom"
     ledger = {"t/0": {"messages": 5, "rows": 5, "upserted": 4, "deleted": 1, "skipped": 0, "bad": 0}}
     tables = {"db_a": {"instant": "1", "upserted": 3, "deleted": 1}, "db_b": {"instant": "2", "upserted": 1}}

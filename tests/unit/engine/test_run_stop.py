@@ -58,7 +58,7 @@ class _Outage(_GrowingTopic):
 
 def _source(trigger: str, view=None, outage_bound: str = "5min") -> KafkaBatches:
     run = RunConfig(checkpoint_dir="/tmp/unused", trigger_interval=trigger, source_unavailable_timeout=outage_bound)
-    pipe = SimpleNamespace(cfg=SimpleNamespace(run=run, source=SimpleNamespace(topic_pattern=None)),
+    pipe = SimpleNamespace(cfg=SimpleNamespace(run=run, source=SimpleNamespace(topic_pattern=None), routes=[]),
                            heartbeat=lambda: None, reporter=_Lines())
     source = KafkaBatches(pipe, view or _GrowingTopic(), once=False, metrics=RunMetrics("t", stuck_after_s=60))
     source.topics, source.stop_at, source.redo_end, source.batch_id = ["t"], None, None, 0

@@ -1,0 +1,76 @@
+"""DROP TABLE events ([source] on_drop_table). The JSON CDC formats read one as a skipped record of its own reason
+(vocabulary.DROP_TABLE: a Debezium schema change whose tableChanges hold a DROP, Canal ERASE, Maxwell table-drop),
+named by the dropped source table. Here it is counted (the ledger tally DROPPED), said once per table and batch
+(event `drop_table`) and, under "fail", it stops the run before anything of its batch is committed (exit 65).
+
+cdcsync never deletes a table: under "keep" the Hudi table and its rows stay as they are, readable, and changes that
+arrive later under the same source table's name (the table created again) go on into the same table. Debezium's
+PostgreSQL connector emits no DDL: a table dropped there simply stops appearing, and its Hudi table stays as well.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from cdcsync.engine.model import DROPPED_TABLE
+from cdcsync.errors import DecodeError
+from cdcsync.formats import vocabulary
+
+DROPPED = DROPPED_TABLE  # ledger: DROP TABLE events (their records are counted skipped: they carry no row)
+
+
+def applies(cfg) -> bool:
+    """Only the JSON change envelopes carry a DROP TABLE (Debezium's Avro schema changes are not read as one)."""
+    return cfg.source.format in vocabulary.DROP_FORMATS
+
+
+def flag() -> Column:
+    return F.coalesce(F.col("_skip") == vocabulary.DROP_TABLE, F.lit(False))
+
+
+def tally(cfg) -> dict[str, Column]:
+    """The ledger tally of a table's share of a batch (ledger.count_flagged's `tallies`)."""
+    return {DROPPED: flag()} if applies(cfg) else {}
+
+
+def said(pipe, batch, df: DataFrame, table: Column) -> None:
+    """The batch's drops (records of `df` the tally counted), each source table's said once with the Hudi table
+    `table` names, or under on_drop_table = "fail" refused before anything is committed. A job of its own: it only
+    runs for a batch that holds a drop."""
+    cfg = pipe.cfg
+    first = F.min(F.struct("_kafka_offset", "_kafka_topic", "_kafka_partition")).alias("at")
+    rows = (df.where(flag()).groupBy("_table", table.alias("target")).agg(first, F.count(F.lit(1)).alias("n"))
+            .orderBy("_table", "target").collect())
+    for r in rows:
+        topic, partition, offset = r["at"]["_kafka_topic"], r["at"]["_kafka_partition"], r["at"]["_kafka_offset"]
+        if cfg.source.on_drop_table == "fail":
+            _refuse(cfg, batch, r, topic, partition, offset)
+        pipe.reporter.event("drop_table", batch=batch.batch_id, source_table=r["_table"] or "(not named)",
+                            table=r["target"], events=r["n"], topic=topic, partition=partition, offset=offset,
+                            on_drop_table=cfg.source.on_drop_table,
+                            effect="the table and its rows are kept; later changes of the source table go on into it")
+
+
+def routed(pipe, batch, env: DataFrame) -> dict[str, dict[str, int]]:
+    """[[route]]: the drops of the batch's routed records (`env`, persisted, with `_target`), said (or refused)
+    before any table is written, whether or not their table has other changes in the batch; their ledger tally
+    per partition, for the batch's ledger (ledger.add)."""
+    if not applies(pipe.cfg):
+        return {}
+    mine = env.where(flag() & F.col("_target").isNotNull())
+    counts = mine.groupBy("_kafka_topic", "_kafka_partition").count().collect()
+    if not counts:
+        return {}
+    said(pipe, batch, mine, F.col("_target"))
+    return {f"{r['_kafka_topic']}/{r['_kafka_partition']}": {DROPPED: int(r["count"])} for r in counts}
+
+
+def _refuse(cfg, batch, r, topic: str, partition: int, offset: int) -> None:
+    raise DecodeError(
+        f"batch {batch.batch_id}: a DROP TABLE of {r['_table'] or 'a table'} (table {r['target']}) at {topic}/"
+        f"{partition} offset {offset}, and {cfg.path}: source.on_drop_table = 'fail'",
+        hint='nothing of this batch was committed; set source.on_drop_table = "keep" to keep the table and go on '
+             "(cdcsync never deletes it), or remove the table from the route and the topics",
+        key="source.on_drop_table", table=r["target"], source_table=r["_table"], topic=topic, partition=partition,
+        offset=offset)
