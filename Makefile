@@ -93,8 +93,10 @@ $(VENV)/.bench: pyproject.toml $(VENV)/.installed
 bench: setup $(VENV)/.bench
 	$(PY) -m bench.run --size $(BENCH_SIZE) $(BENCH_ARGS)
 
+# ruff, then mypy: the type checker over cdcsync/ as [tool.mypy] in pyproject.toml says (stubs: the dev extras)
 lint: setup
 	$(VENV)/bin/ruff check cdcsync tests devtools bench docs
+	$(VENV)/bin/mypy cdcsync
 
 # docs/ as a site in .local/site; strict: a warning (a broken link or anchor) fails it. Needs no jars.
 docs: prereqs $(VENV)/.installed

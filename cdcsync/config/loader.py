@@ -64,18 +64,17 @@ def _flatten_free_form(data: dict) -> dict:
     """`[sink.options] hoodie.x.y = 1` parses as nested tables; these sections take dotted keys as written."""
     out = dict(data)
     for trail in FREE_FORM:
-        parent = out
-        for part in trail[:-1]:
-            parent = parent.get(part) if isinstance(parent.get(part), dict) else None
-            if parent is None:
-                break
-        if parent is None or not isinstance(parent.get(trail[-1]), dict):
+        parent: dict = out
+        for part in trail[:-1]:  # a missing step leaves an empty table, which holds nothing to flatten
+            parent = child if isinstance(child := parent.get(part), dict) else {}
+        if not isinstance(parent.get(trail[-1]), dict):
             continue
-        parent[trail[-1]] = _dotted(parent[trail[-1]], keep_top={"master"} if trail == ("spark",) else set())
+        keep_top = frozenset({"master"}) if trail == ("spark",) else frozenset()
+        parent[trail[-1]] = _dotted(parent[trail[-1]], keep_top=keep_top)
     return out
 
 
-def _dotted(table: dict, prefix: str = "", keep_top: set[str] = frozenset()) -> dict:
+def _dotted(table: dict, prefix: str = "", keep_top: frozenset[str] = frozenset()) -> dict:
     flat: dict[str, Any] = {}
     for k, v in table.items():
         key = f"{prefix}{k}"
@@ -227,7 +226,7 @@ def _key_and_avro_settings(source: SourceConfig, path: Path) -> SourceConfig:
         raise ConfigError(f"{path}: 'source.key_fields' takes columns from the key into plain rows; "
                           f"{source.format} row images already carry their key columns", file=str(path),
                           key="source.key_fields", hint="remove key_fields (the key still serves deletes)")
-    files = {}
+    files: dict[str, Any] = {}  # replace()'s keyword arguments
     for key, needed in (("avro_schema_file", source.format == "avro"), ("key_avro_schema_file",
                                                                          source.key_format == "avro")):
         given_file = getattr(source, key)

@@ -64,7 +64,8 @@ class SourceConfig:
 
         if self.format == "avro-confluent":
             return None
-        return self.format in ROW_FORMATS and not (self.format == "avro" and is_envelope(self.avsc()))
+        avsc = self.avsc() if self.format == "avro" else None  # no .avsc given: nothing says it is an envelope
+        return self.format in ROW_FORMATS and not (avsc is not None and is_envelope(avsc))
 
     def keyed(self, primary_key: list[str] | None) -> bool:
         """Can a record's Kafka key name its row: key_fields, or [sink] primary_key read from the key's fields (a
@@ -196,6 +197,8 @@ class CatalogConfig:
         out = {"spark.sql.catalogImplementation": "hive"}
         if self.metastore_uri:
             return out | {"spark.hadoop.hive.metastore.uris": self.metastore_uri}
+        if not self.metastore_dir:
+            raise ValueError("[catalog] needs metastore_uri or metastore_dir")
         d = self.metastore_dir.rstrip("/")
         return out | {"spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={d}/metastore_db;"
                                                                       "create=true",

@@ -39,13 +39,19 @@ class Compactor:
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self._alive() is not None
+
+    def _alive(self) -> threading.Thread | None:
+        """The thread of the running compaction; None when none runs."""
+        thread = self._thread
+        return thread if thread is not None and thread.is_alive() else None
 
     def before_write(self) -> None:
         """Writes wait for a compaction that fell BACKLOG_FACTOR × N delta commits behind: log files stay bounded."""
-        if self.running and self._behind >= BACKLOG_FACTOR * self.every:
+        thread = self._alive()
+        if thread is not None and self._behind >= BACKLOG_FACTOR * self.every:
             self.reporter.info(f"waiting for the compaction of {self.path} ({self._behind} delta commits behind)")
-            self._thread.join()
+            thread.join()
 
     def poke(self) -> None:
         """Start executing the pending plans when the compactor is idle (a plan a killed run left is one too)."""
@@ -61,12 +67,13 @@ class Compactor:
     def drain(self, cancel: bool = False) -> None:
         """Wait for the running compaction; `cancel`: stop it instead (a stop signal), leaving its plan to the next
         run, which executes it again."""
-        if not self.running:
+        thread = self._alive()
+        if thread is None:
             return
         if cancel:
             self._cancelled = True
             self.spark.sparkContext.cancelJobGroup(self._group)
-        self._thread.join()
+        thread.join()
 
     @property
     def _group(self) -> str:
@@ -108,14 +115,16 @@ class Compactions:
         for name, path in sorted((self._pending | tables).items()):
             listed = timeline.instants(path, self._reader(path, spark))
             plans = {i.requested: i for i in listed if i.action == "compaction"}
-            done = {i.requested: i for i in listed if i.action == "commit" and i.completed and i.requested in plans}
+            # requested: (scheduled, completed) of each completed compaction
+            done = {i.requested: (i.requested_at, at) for i in listed
+                    if i.action == "commit" and i.requested in plans and (at := i.completed_at) is not None}
             now = {("scheduled", k) for k, i in plans.items() if i.requested_at >= self.since}
-            now |= {("completed", k) for k, i in done.items() if i.completed_at >= self.since}
+            now |= {("completed", k) for k, (_, at) in done.items() if at >= self.since}
             for what, k in sorted(now - self._counted.get(name, set())):
                 if what == "scheduled":
                     scheduled.append(name)
                 else:
-                    completed.append((name, (done[k].completed_at - done[k].requested_at).total_seconds()))
+                    completed.append((name, (done[k][1] - done[k][0]).total_seconds()))
             self._counted[name] = now  # only what the timeline still lists: an archived instant never returns
             if plans.keys() - done.keys():
                 self._pending[name] = path

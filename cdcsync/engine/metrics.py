@@ -240,7 +240,10 @@ class RunMetrics:
         """This run's series in `self.textfile`, replaced atomically, plus cdcsync_last_success_timestamp_seconds: now
         when the run succeeded, else carried from the file's previous version (0: no run has succeeded), as
         Prometheus' guidance for batch jobs has it. Every series carries a table label: node_exporter merges the
-        files of every config in its folder, and the series /metrics gives no table label would collide there."""
+        files of every config in its folder, and the series /metrics gives no table label would collide there.
+        Nothing without a textfile to write."""
+        if self.textfile is None:
+            return
         last = time.time() if succeeded else _last_success(self.textfile, self.table)
         write_atomically(self.textfile, generate_latest(_Textfile(self.registry, self.table, last)))
 

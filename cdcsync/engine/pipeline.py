@@ -19,7 +19,7 @@ from cdcsync.engine.compactor import Compactor
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.lock import WriterLock, multi_writer_configured
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
-from cdcsync.engine.progress import DONE, WRITING
+from cdcsync.engine.progress import DONE, WRITING, Isolation
 from cdcsync.errors import CdcsyncError, ConfigError, SourceError
 from cdcsync.formats.registry import RegistryClient
 from cdcsync.formats.spark.avro import AvroSchemas, WriterSchemas
@@ -52,7 +52,7 @@ class Pipeline:
         self._locks: list[WriterLock] = []
         self._registry: RegistryClient | None = None
         self._avsc: dict[str, AvroSchemas] = {}  # plain Avro's writer schema per side, read once
-        self._first_checkpoints: dict[str, dict | None] = {}
+        self._first_checkpoints: dict[str, hudi.Checkpoint | None] = {}
         self._catalog: Catalog | None = None
         self._compactors: dict[str, Compactor] = {}
         self._reads: RangeReads | None = None
@@ -120,7 +120,7 @@ class Pipeline:
         if self._registry is None:
             self._registry = RegistryClient(self.cfg.source.registry())
         topics = sorted({t for t, _, _ in batch.end.entries()} | {t for t, _, _ in batch.start.entries()})
-        by_id = {}
+        by_id: dict[int, str] = {}
         for t in topics:
             by_id |= self._registry.subject_schemas(f"{t}-{side}")
         return AvroSchemas(by_id)
@@ -189,7 +189,7 @@ class Pipeline:
             self._states[name] = state
         return self._states[name]
 
-    def first_checkpoint(self, path: str) -> dict | None:
+    def first_checkpoint(self, path: str) -> hudi.Checkpoint | None:
         """The newest commit's checkpoint of the table at `path` as this process first read it: where a run starts
         and the columns its table starts with come from one read."""
         if path not in self._first_checkpoints:
@@ -213,8 +213,9 @@ class Pipeline:
         """One batch into the table (or, with [[route]], the tables); nothing is committed when it raises."""
         cfg = self.cfg
         progress = bool(cfg.routes) and self.mode is CommitMode.PIPELINE  # a run's record of the batch in flight
-        if progress:
-            routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, WRITING, batch.standing)
+        if progress:  # a batch without a standing: every table from its start (routing.sync_routed reads it so)
+            routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, WRITING,
+                                   batch.standing or Isolation(batch.start))
         env = decode(self, batch)
         if cfg.routes:  # every routed table reads its share of the one decoded batch
             env = routing.with_targets(env, cfg).persist(StorageLevel.MEMORY_AND_DISK)
@@ -232,7 +233,8 @@ class Pipeline:
                 env.unpersist()
         if progress:
             maybe_crash("routed_before_done", batch.batch_id)
-            routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, DONE, result.standing)
+            routing.write_progress(self.spark, cfg.run.checkpoint_dir, batch, DONE,
+                                   result.standing or Isolation(batch.end))
         return result
 
 
@@ -270,8 +272,7 @@ class _OneAtATime:
 def _keep_recorded_index(cfg, spec: hudi.TableSpec, recorded: str | None) -> None:
     """A committed table keeps the index its keys were placed by (hudi.index_change), before anything is read."""
     wanted = hudi.index_of(spec)
-    why = hudi.index_change(recorded, wanted)
-    if why:
+    if recorded is not None and (why := hudi.index_change(recorded, wanted)):  # none recorded: none to keep
         raise ConfigError(
             f"{cfg.path}: the table at {spec.path} cannot be written with the index {wanted}: {why}, and a bucket "
             "index's count is fixed for the table's life", key="sink.options.hoodie.index.type", file=str(cfg.path),

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import replace
 from functools import partial
@@ -74,11 +75,11 @@ def check_patterns(spark, cfg) -> None:
 
 def route_index(routes) -> Column:
     """The first route whose source_table matches "db.table" in full; NULL when none does."""
-    out = None
+    out: Column | None = None
     for i, r in enumerate(routes):
         cond = F.col("_table").rlike(_anchored(r.source_table))
         out = F.when(cond, F.lit(i)) if out is None else out.when(cond, F.lit(i))
-    return out
+    return out if out is not None else F.lit(None).cast("int")  # no routes: none matches
 
 
 def sink_name(routes, default_name: str) -> Column:
@@ -155,7 +156,9 @@ def sync_routed(pipe, batch: BatchInput, env: DataFrame) -> BatchResult:
         F.when(unknown, F.col("_bad")).alias("_reason"),
         F.when(unknown, F.col("_bad_detail")).otherwise(F.lit(vocabulary.UNROUTED)).alias("_reason_detail"))
     rest_ledger = ledger.count(rest)
-    parts, changes, samples, tables, stages = [ledger.count(idle), rest_ledger, dropped], [], [], {}, {}
+    parts, changes, samples = [ledger.count(idle), rest_ledger, dropped], [], []
+    tables: dict[str, dict] = {}
+    stages: dict[str, float] = {}
     bad_rest = sum(c["bad"] for c in rest_ledger.values())
     if bad_rest and pipe.on_bad is not None:
         every_mask = {m.column: m for m in cfg.masks}
@@ -237,7 +240,7 @@ def _write_table(pipe, batch: BatchInput, env: DataFrame, name: str, index: int)
     rcfg = route_config(cfg, index, name)
     state = pipe.table_state(rcfg)  # first sight of a table: its own entry, so tables written at once never share one
     last = hudi.last_checkpoint(pipe.spark, rcfg.sink.path) if batch.redo else None
-    done = bool(last) and last["batch_id"] == batch.batch_id and last["offsets"] == batch.end
+    done = last is not None and last["batch_id"] == batch.batch_id and last["offsets"] == batch.end
     route = Route(cfg.routes[index].source_column if index != DEFAULT else None, write=not done)
     r = sync_table(pipe, rcfg, state, batch, env.where(F.col("_target") == name), route)
     maybe_crash("routed_between_tables", batch.batch_id)
@@ -248,7 +251,8 @@ def _write_tables(pipe, batch: BatchInput, env: DataFrame, targets: list[tuple[s
     """Every target table's commit, [run] table_parallelism at a time; each table's jobs tagged with the batch and
     the table (the Spark UI's job tags), so an abort cancels the batch's running jobs. With on_table_failure =
     "isolate" (a run's batch), a table's failure after its retries is its outcome, in place of its result."""
-    jobs = [partial(_write_table, pipe, batch, env, name, index) for name, index in targets]
+    jobs: list[Callable[[], BatchResult | Exception]] = [
+        partial(_write_table, pipe, batch, env, name, index) for name, index in targets]
     if batch.standing is not None and pipe.cfg.run.on_table_failure == "isolate":
         jobs = [partial(_failure_kept, pipe, f"batch {batch.batch_id}, table {name}", job)
                 for (name, _), job in zip(targets, jobs, strict=True)]

@@ -35,6 +35,8 @@ class KafkaBatches:
     """Run's batch source: from the resume point, bounded batches of what Kafka holds, idle waits in between
     (continuous mode), the rate limit, and a stop flag set by SIGINT/SIGTERM."""
 
+    topics: list[str]  # the topics read: set by Runner.run before `start`, again as a topic_pattern matches more
+
     def __init__(self, pipe: Pipeline, view: KafkaView, once: bool, metrics: RunMetrics):
         self.pipe, self.view, self.once, self.metrics = pipe, view, once, metrics
         self.stop = False
@@ -44,21 +46,23 @@ class KafkaBatches:
         self.isolated: dict[str, Isolated] = {}  # routed tables set aside ([run] on_table_failure), by name
         self.t0 = time.monotonic()
 
-    def start(self) -> None:
-        """Decide where the run starts and what the first batch id is."""
+    def start(self) -> Summary:
+        """Decide where the run starts and what the first batch id is; the run's summary, to count its batches."""
         cfg, spark = self.pipe.cfg, self.pipe.spark
-        self.redo_end = None
+        self.redo_end: Offsets | None = None
+        last: tuple[Offsets, int] | None  # the last batch done: its end offsets, its id
         if cfg.routes:  # many tables: the run-level progress record (see engine.progress)
             rec = routing.read_progress(spark, cfg.run.checkpoint_dir)
-            done = bool(rec) and rec.state == DONE
-            last = rec and {"offsets": rec.standing.fresh, "batch_id": rec.batch_id - (0 if done else 1)}
+            done = rec is not None and rec.state == DONE
+            last = (rec.standing.fresh, rec.batch_id - (0 if done else 1)) if rec else None
             self.redo_end = None if not rec or done else rec.end
             self.data_loss = rec.data_loss if rec else ()
             self.isolated = dict(rec.standing.tables) if rec else {}
         else:
-            last = self.pipe.first_checkpoint(cfg.sink.path)
-            self.data_loss = last["data_loss"] if last else ()  # gaps earlier runs went past, carried on
-        recorded, how_recorded = (last["offsets"] if last else None), None
+            last_commit = self.pipe.first_checkpoint(cfg.sink.path)
+            last = (last_commit["offsets"], last_commit["batch_id"]) if last_commit else None
+            self.data_loss = last_commit["data_loss"] if last_commit else ()  # gaps earlier runs went past, carried on
+        recorded, how_recorded = (last[0] if last else None), None
         if not recorded:  # no commit yet: a start decided by an earlier run that read nothing still holds
             pending = checkpoint.read_start(spark, cfg.run.checkpoint_dir)
             if pending:
@@ -67,10 +71,10 @@ class KafkaBatches:
         how = how_recorded or how
         if not last and not how_recorded:
             checkpoint.write_start(spark, cfg.run.checkpoint_dir, self.next_start, how)
-        self.batch_id = (last["batch_id"] + 1) if last else 0
+        self.batch_id = (last[1] + 1) if last else 0
         if last:  # after a crash the group lags the table's commits until a batch lands: catch it up now
             self._commit_group(self.slowest(self.next_start))
-        self.summary = Summary(cfg.sink.table_name, cfg.sink.path, how)
+        self.summary = summary = Summary(cfg.sink.table_name, cfg.sink.path, how)
         self.pipe.reporter.event("start", table=cfg.sink.table_name, topics=",".join(self.topics), from_=how,
                                  offsets=self.next_start.compact())
         for name, t in self.isolated.items():
@@ -78,12 +82,14 @@ class KafkaBatches:
                                     f"({t.attempts} failed attempt(s)): {t.error}; "
                                     + ("trying it again now" if self.once else "tried again with backoff"))
         self.stop_at = self.view.latest(self.topics) if self.once else None
+        return summary
 
     def batches(self) -> Iterator[BatchInput]:
         cfg, view = self.pipe.cfg, self.view
         first = True
         while True:
             if self.stop:  # a signal during the wait before this batch: plan nothing more
+                assert self.summary is not None  # start() made it: batches are planned after it
                 self.summary.stopped_by = "signal"
                 return
             fresh = self.next_start
@@ -100,7 +106,8 @@ class KafkaBatches:
                 return
             for t, p, _ in self.latest.entries():  # partitions added mid-run start at their beginning
                 fresh.setdefault(t, {}).setdefault(p, earliest[t][p])
-            redo, standing, start = self.redo_end is not None, None, fresh
+            redo_end = self.redo_end
+            redo, standing, start = redo_end is not None, None, fresh
             if cfg.routes:  # the read starts at the slowest of the tables this batch writes (engine.progress)
                 # a redo, and a --once run's first batch, try every table set aside again; a service, those due
                 every = redo or (self.once and first) or cfg.run.on_table_failure == "stop"
@@ -113,8 +120,8 @@ class KafkaBatches:
             self.metrics.lag_seen(start, self.latest)
             # the budget is the tables' that are not set aside: a table tried again catches up in one batch
             end = plan_end(fresh, self.latest, batch_budget(cfg.run))
-            if redo:  # a routed batch cut short by a crash: the same range again
-                end = Offsets({t: {p: max(o, self.redo_end.get_offset(t, p, o)) for p, o in ps.items()}
+            if redo_end is not None:  # a routed batch cut short by a crash: the same range again
+                end = Offsets({t: {p: max(o, redo_end.get_offset(t, p, o)) for p, o in ps.items()}
                                for t, ps in start.items()})  # max: a start moved past lost offsets
                 self.redo_end = None
             if end == start:
@@ -275,8 +282,7 @@ class Runner:
             else:
                 # first sight of the table: one that cannot be written with this config stops the run before it reads
                 self._compact_left_pending(pipe.table_state().spec)
-            source.start()
-            summary = sync(pipe, source, source.summary)
+            summary = sync(pipe, source, source.start())
             summary.end_offsets, summary.isolated = source.next_start, source.isolated_now()
             try:  # the slowest table's lag: a table set aside is behind too
                 slowest = source.slowest(source.next_start)
@@ -309,8 +315,8 @@ class Runner:
         if mode == INLINE:
             for instant in hudi.complete_pending_compactions(pipe.spark, spec.path):
                 pipe.reporter.info(f"completed compaction {instant}, left pending by an earlier run")
-        elif mode == ASYNC:
-            pipe.compactor(spec).poke()
+        elif mode == ASYNC and (compactor := pipe.compactor(spec)) is not None:  # None only when not ASYNC
+            compactor.poke()
 
     def _serve(self, metrics: RunMetrics) -> None:
         run = self.pipe.cfg.run

@@ -7,21 +7,49 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
+from typing import TypedDict
 
 from cdcsync import storage
 from cdcsync.config.model import dead_letter_path, routed_path
 from cdcsync.engine import lock
 from cdcsync.engine.checkpoint import ROUTES_PROGRESS_FILE
 from cdcsync.engine.progress import Isolation, Progress
-from cdcsync.kafka.offsets import Offsets
+from cdcsync.kafka.offsets import GapJson, Offsets
 from cdcsync.sinks import hudi, timeline
+
+
+class CommitStatus(TypedDict):
+    instant: str
+    action: str
+    completed: str  # ISO 8601, UTC
+    batch_id: int | None
+    replay: bool
+    records: dict[str, int] | None  # rows by class, summed over the partitions
+    rows_written: int
+    rows_deleted: int
+
+
+class LastCommit(CommitStatus):
+    offsets: dict[str, dict[str, int]]
+    age_seconds: float
+
+
+class TableStatus(TypedDict):
+    path: str
+    exists: bool
+    last_commit: LastCommit | None
+    data_loss: list[GapJson]
+    recent_commits: list[CommitStatus]
+    pending_compactions: list[str]
+    inflight_writes: list[str]
 
 
 def status(cfg, view, recent: int = 5) -> dict:
     """The config's state: committed offsets and lag (run-wide), then each table's commits."""
     now = dt.datetime.now(dt.UTC)
     files = storage.Files(cfg.storage)
-    standing = None
+    standing: Isolation | None = None
+    gaps: list[GapJson] = []
     if cfg.routes:
         rec = _routed_progress(cfg, files)
         standing, gaps = (rec.standing, [g.to_json() for g in rec.data_loss]) if rec else (None, [])
@@ -30,9 +58,9 @@ def status(cfg, view, recent: int = 5) -> dict:
     else:
         tables = [_table(cfg.sink.path, files, now, recent)]
         last = tables[0]["last_commit"]
-        committed, gaps = (Offsets.from_json(last["offsets"]) if last else None), []
+        committed = Offsets.from_json(last["offsets"]) if last else None
     found = [*gaps, *(g for t in tables for g in t["data_loss"])]
-    gaps = {(g["topic"], g["partition"], g["from"], g["to"]): g for g in found}  # carried by many commits: once
+    unique = {(g["topic"], g["partition"], g["from"], g["to"]): g for g in found}  # carried by many commits: once
     topics = view.resolve_topics(cfg.source.topics, cfg.source.topic_pattern)
     latest, earliest = view.latest(topics), view.earliest(topics)
     # nothing committed yet: all that the topic holds is behind; a table set aside is behind too
@@ -43,7 +71,7 @@ def status(cfg, view, recent: int = 5) -> dict:
         "committed_offsets": committed.to_json() if committed else None,
         "end_offsets": latest.to_json(),
         "lag": lag, "lag_total": sum(lag.values()),
-        "data_loss": [gaps[k] for k in sorted(gaps)],
+        "data_loss": [unique[k] for k in sorted(unique)],
         "tables": tables,
         "isolated": _isolated(cfg, standing, latest) if standing else [],
         "dead_letters": _dead_letters(dead_letter_path(cfg), files),
@@ -51,28 +79,32 @@ def status(cfg, view, recent: int = 5) -> dict:
     }
 
 
-def _table(path: str, files: storage.Files, now: dt.datetime, recent: int) -> dict:
+def _table(path: str, files: storage.Files, now: dt.datetime, recent: int) -> TableStatus:
     tl = timeline.Timeline(path, files)
     last = tl.last_sync_commit()
-    out = {"path": path, "exists": bool(tl.instants), "last_commit": None,
-           "data_loss": [g.to_json() for g in last.data_loss] if last else [],  # the newest commit carries them all
-           "recent_commits": [_commit(c) for c in tl.commits(newest=recent)],
-           "pending_compactions": [i.requested for i in tl.pending("compaction")],
-           "inflight_writes": [i.requested for i in tl.pending(*timeline.WRITE_ACTIONS)]}
+    out: TableStatus = {
+        "path": path, "exists": bool(tl.instants), "last_commit": None,
+        "data_loss": [g.to_json() for g in last.data_loss] if last else [],  # the newest commit carries them all
+        "recent_commits": [_commit(c) for c in tl.commits(newest=recent)],
+        "pending_compactions": [i.requested for i in tl.pending("compaction")],
+        "inflight_writes": [i.requested for i in tl.pending(*timeline.WRITE_ACTIONS)]}
     if last:
-        done = last.instant.completed_at
-        out["last_commit"] = {**_commit(last), "offsets": last.offsets.to_json(),
+        done, offsets = last.instant.completed_at, last.offsets
+        assert done is not None and offsets is not None  # last_sync_commit: a completed commit with offsets
+        out["last_commit"] = {**_commit(last), "offsets": offsets.to_json(),
                               "age_seconds": round((now - done).total_seconds(), 1)}
     return out
 
 
-def _commit(c: timeline.Commit) -> dict:
+def _commit(c: timeline.Commit) -> CommitStatus:
     ledger = c.meta_json(hudi.META_LEDGER) or {}
-    classes = Counter()
+    done = c.instant.completed_at
+    assert done is not None  # Timeline.commits and last_sync_commit give completed instants only
+    classes: Counter[str] = Counter()
     for counts in ledger.values():
         classes.update({k: v for k, v in counts.items() if isinstance(v, int)})
     return {"instant": c.instant.requested, "action": c.instant.action,
-            "completed": c.instant.completed_at.astimezone(dt.UTC).isoformat(timespec="seconds"),
+            "completed": done.astimezone(dt.UTC).isoformat(timespec="seconds"),
             "batch_id": c.batch_id, "replay": hudi.META_REPLAY in c.extra,
             "records": dict(classes) or None, "rows_written": c.stats["written"], "rows_deleted": c.stats["deletes"]}
 
@@ -90,7 +122,7 @@ def _dead_letters(path: str, files: storage.Files) -> dict | None:
             replayed += int(c.extra[hudi.META_DL_REPLAYED])
         elif hudi.META_DL_REASONS in c.extra and c.batch_id not in by_batch:
             by_batch[c.batch_id] = c.meta_json(hudi.META_DL_REASONS)
-    reasons = Counter()
+    reasons: Counter[str] = Counter()
     for r in by_batch.values():
         reasons.update(r)
     return {"path": path, "total": sum(reasons.values()), "by_reason": dict(reasons.most_common()),

@@ -60,7 +60,15 @@ def key_reader(key_format: str, schema: str | None = None, registry: RegistryCli
     no key, as in the JVM: a delete then needs its 'before' image."""
     if key_format == "json":
         return None
-    decoder = AvroDecoder(schema) if key_format == "avro" else AvroConfluentDecoder(registry)
+    decoder: AvroDecoder
+    if key_format == "avro":
+        if schema is None:
+            raise ValueError("key_format 'avro' needs the keys' writer schema (source.key_avro_schema_file)")
+        decoder = AvroDecoder(schema)
+    elif registry is None:
+        raise ValueError("key_format 'avro-confluent' needs a schema registry (source.schema_registry_url)")
+    else:
+        decoder = AvroConfluentDecoder(registry)
 
     def read(key: bytes) -> bytes | None:
         try:

@@ -124,9 +124,10 @@ def table_name(parts: list) -> str | None:
 
 def at(doc: dict, path: str) -> Any:
     """doc's value at a dotted vocabulary path; None when any step is missing or not an object."""
+    node: Any = doc
     for step in path.split("."):
-        doc = doc.get(step) if isinstance(doc, dict) else None
-    return doc
+        node = node.get(step) if isinstance(node, dict) else None
+    return node
 
 
 def optional_int(doc: dict, name: str) -> int | None:

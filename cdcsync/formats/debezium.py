@@ -75,7 +75,7 @@ class DebeziumDecoder:
         except (ValueError, TypeError, AttributeError):  # an unusable schema is ignored: the images decide
             return None, frozenset()
 
-    def _typed(self, row: dict, schema: dict, image: str) -> dict:
+    def _typed(self, row: dict, schema: dict | None, image: str) -> dict:
         struct = _image_schema(schema, image) or {}
         fields = {f.get("field"): f for f in struct.get("fields") or [] if isinstance(f, dict)}
         try:
@@ -133,7 +133,7 @@ def _key_columns(key: bytes | None) -> list[str] | None:
         return None  # a non-JSON key does not spoil an upsert: the row is still good
     if isinstance(doc, dict) and isinstance(doc.get("schema"), dict) and "payload" in doc:
         fields = doc["schema"].get("fields") or []
-        names = [f.get("field") for f in fields if isinstance(f, dict) and isinstance(f.get("field"), str)]
+        names = [f["field"] for f in fields if isinstance(f, dict) and isinstance(f.get("field"), str)]
         return names or None
     if isinstance(doc, dict) and doc:
         return list(doc)

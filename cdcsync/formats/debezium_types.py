@@ -70,7 +70,7 @@ def field_type(schema: dict) -> ColumnType:
     """ColumnType of one field schema ({"type": "int32", "name": "io.debezium.time.Date", ...})."""
     name = schema.get("name")
     if name is None:  # most fields: a plain Connect type
-        return _PRIMITIVE.get(schema.get("type"), STRING)
+        return _PRIMITIVE.get(schema.get("type", ""), STRING)
     if name == DECIMAL_NAME:
         params = schema.get("parameters") or {}
         # No precision stated (MySQL BIGINT UNSIGNED, Postgres NUMERIC without one): the widest DECIMAL that keeps
@@ -80,7 +80,7 @@ def field_type(schema: dict) -> ColumnType:
         return STRING  # the scale varies per value: only text keeps every value exact
     if name in _LOGICAL:
         return _LOGICAL[name]
-    return _PRIMITIVE.get(schema.get("type"), STRING)
+    return _PRIMITIVE.get(schema.get("type", ""), STRING)
 
 
 @lru_cache(maxsize=1024)

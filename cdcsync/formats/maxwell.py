@@ -25,8 +25,8 @@ class MaxwellDecoder:
         kind = doc[V.op_field]
         if not isinstance(kind, str):
             raise BadRecord(v.BAD_OP, f"unknown Maxwell type {kind!r}")
-        if V.skip_reason(kind):
-            return skip(V.skip_reason(kind), table, ts_ms)
+        if reason := V.skip_reason(kind):
+            return skip(reason, table, ts_ms)
         # `xid`/`xoffset`/`commit` mark transaction boundaries inside row messages: the row itself still counts.
         if kind not in V.upsert and kind not in V.delete:
             raise BadRecord(v.BAD_OP, f"unknown Maxwell type {kind!r}")

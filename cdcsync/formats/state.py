@@ -21,12 +21,13 @@ def final_state(changes: Iterable[Change], key_columns: list[str] | None = None,
         cols = key_columns or ch.key_columns
         if not cols:
             raise ValueError(f"no primary key for a {ch.op} of table {ch.table!r}: pass key_columns")
-        missing = [c for c in cols if c not in ch.row]
+        row = ch.row or {}  # a change without a row lacks every key column
+        missing = [c for c in cols if c not in row]
         if missing:
             raise ValueError(f"{ch.op} of table {ch.table!r} lacks key column(s) {missing}: {ch.row}")
-        key = tuple(ch.row[c] for c in cols)
+        key = tuple(row[c] for c in cols)
         if ch.op == UPSERT:
-            state[key] = ch.row
+            state[key] = row
         else:
             state.pop(key, None)
     return state

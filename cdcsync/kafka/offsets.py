@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import TypedDict, overload
 
 from cdcsync.errors import ConfigError
 
@@ -46,6 +47,10 @@ class Offsets(dict):
             for p in sorted(self[t]):
                 yield t, p, self[t][p]
 
+    @overload
+    def get_offset(self, topic: str, partition: int) -> int | None: ...
+    @overload
+    def get_offset(self, topic: str, partition: int, default: int) -> int: ...
     def get_offset(self, topic: str, partition: int, default: int | None = None) -> int | None:
         return self.get(topic, {}).get(partition, default)
 
@@ -85,6 +90,10 @@ class Offsets(dict):
 BELOW_EARLIEST = "below_earliest"  # retention or kafka-delete-records removed offsets the table had not read
 ABOVE_END = "above_end"  # the table's next offset is past the partition's end: the topic was re-created
 
+# Gap.to_json's shape ("from" is a keyword: the functional form)
+GapJson = TypedDict("GapJson", {"topic": str, "partition": int, "from": int, "to": int, "reason": str,
+                                "batch_id": int | None})
+
 
 @dataclass(frozen=True)
 class Gap:
@@ -110,7 +119,7 @@ class Gap:
         return (f"{self.topic}/{self.partition}: offsets {self.start}..{self.to - 1} ({self.records} message(s)) "
                 f"are gone; the earliest offset is now {self.to}")
 
-    def to_json(self) -> dict:
+    def to_json(self) -> GapJson:
         return {"topic": self.topic, "partition": self.partition, "from": self.start, "to": self.to,
                 "reason": self.reason, "batch_id": self.batch_id}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypedDict
 
 from cdcsync import __version__, jvm_errors
 from cdcsync.errors import SinkError
@@ -229,7 +229,22 @@ def latest_instant(spark, path: str) -> str | None:
     return last.get().requestedTime() if last.isPresent() else None
 
 
-def last_checkpoint(spark, path: str) -> dict | None:
+class Checkpoint(TypedDict):
+    """What a batch's commit recorded (commit_metadata), read back by `last_checkpoint`."""
+
+    instant: str
+    offsets: Offsets  # the batch's end: where the next run resumes
+    batch_id: int
+    schema: Any  # the table's columns as JSON (schema.spark.columns.schema_from_json), None when not recorded
+    ledger: Any  # the batch's ledger ({"topic/partition": counts}), None when not recorded
+    ordering: str
+    schemaless: bool
+    servers: dict[str, list[list[int]]]
+    truncated: dict[str, str]
+    data_loss: tuple[Gap, ...]
+
+
+def last_checkpoint(spark, path: str) -> Checkpoint | None:
     """The newest completed commit that carries cdcsync's offsets (compactions and clusterings carry none)."""
     for inst, md in _commits_newest_first(spark, path):
         raw = md.getMetadata(META_OFFSETS)

@@ -109,14 +109,14 @@ def _source(src: Column | None, present: set[str]) -> Column:
     return F.struct(text("db"), text("schema"), text("table"), text("ts_ms", "long"), *map(text, SOURCE_FIELDS))
 
 
-def _expanded(schema: str) -> dict:
-    """The schema with every named type written out where it is used."""
+def _expanded(schema: str) -> str | list | dict:
+    """The schema with every named type written out where it is used (a record's is a dict)."""
     from fastavro import parse_schema
 
     return parse_schema(parse(schema), expand=True, _write_hint=False)
 
 
-def _fields(record) -> dict:
+def _fields(record: str | list | dict) -> dict:
     """{name: field} of a record type, or of the record in a ["null", record] union."""
     if isinstance(record, list):
         record = next((b for b in record if isinstance(b, dict)), {})

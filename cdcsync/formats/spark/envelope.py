@@ -373,6 +373,8 @@ def decode_envelope(raw_df: DataFrame, fmt: str, csv_columns: list[str] | None =
     if writers is not None and writers.keys is not None:
         df = avro.with_key_text(df, writers.keys)
     if fmt in ("avro", "avro-confluent"):
+        if writers is None or writers.values is None:
+            raise ValueError(f"the {fmt} format needs the batch's writer schemas of the values")
         env = debezium_avro(df, writers.values)
     else:
         decoders = {"debezium-json": debezium, "canal-json": canal, "maxwell-json": maxwell, "json": plain_json,
