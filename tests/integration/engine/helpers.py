@@ -8,6 +8,7 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
+from cdcsync.reporting import PlainReporter
 from tests.fixtures import cdc_cases
 
 HUDI_META = {"_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
@@ -185,3 +186,17 @@ def sync_rows(spark, cfg, rows, on_bad=None, expect_messages=None, mode=None):
     end = Offsets.from_entries((t, p, hi + 1) for t, p, _, hi in spans)
     pipe = Pipeline(cfg, PlainReporter(quiet=True), mode=mode or CommitMode.PIPELINE, spark=spark, on_bad=on_bad)
     return pipe.sync_once(BatchInput(0, start, end, rows=rows, expect_messages=expect_messages))
+
+
+class Events(PlainReporter):
+    """A quiet reporter that keeps the events it is given."""
+
+    def __init__(self):
+        super().__init__(quiet=True)
+        self.seen: list[tuple[str, dict]] = []
+
+    def event(self, kind, **fields):
+        self.seen.append((kind, fields))
+
+    def of(self, kind: str) -> list[dict]:
+        return [f for k, f in self.seen if k == kind]

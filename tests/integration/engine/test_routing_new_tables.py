@@ -15,10 +15,17 @@ import threading
 import pytest
 
 from cdcsync.errors import DecodeError
-from cdcsync.reporting import PlainReporter
 from tests import cli
 from tests.fixtures.drop_events import canal_erase, debezium_drop, maxwell_drop
-from tests.integration.engine.helpers import both, by_key, completed_commits, hudi_rs_rows, run_once, write_config
+from tests.integration.engine.helpers import (
+    Events,
+    both,
+    by_key,
+    completed_commits,
+    hudi_rs_rows,
+    run_once,
+    write_config,
+)
 from tests.integration.engine.test_routing import routed_config
 
 pytestmark = pytest.mark.integration
@@ -93,17 +100,6 @@ def _rows(path) -> dict | None:
         return by_key(hudi_rs_rows(str(path)), ["id"])
     except Exception:  # no table yet, or its first commit not complete
         return None
-
-
-class Events(PlainReporter):
-    """A quiet reporter that keeps the events it is given."""
-
-    def __init__(self):
-        super().__init__(quiet=True)
-        self.seen: list[tuple[str, dict]] = []
-
-    def event(self, kind, **fields):
-        self.seen.append((kind, fields))
 
 
 def mysql(table: str, op: str, key: int, row: dict, pos: int) -> tuple[str, str]:
@@ -184,7 +180,7 @@ def test_keep_counts_and_says_a_drop_and_the_table_created_again_goes_on(fmt, sp
     events = Events()
     second = run_once(cfg, spark, events)
     assert second.totals["dropped_table"] == 1 and second.totals["bad"] == 0
-    said = [f for kind, f in events.seen if kind == "drop_table"]
+    said = events.of("drop_table")
     assert len(said) == 1 and (said[0]["source_table"], said[0]["table"], said[0]["on_drop_table"]) == (
         "app.b", "b", "keep")
     assert both(spark, db / "b") == (kept_b, kept_b)  # kept, and still readable
@@ -240,6 +236,6 @@ def test_a_drop_of_the_one_source_table_without_routes(mode, spark, bootstrap, m
     events = Events()
     summary = run_once(cfg, spark, events)
     assert summary.totals["dropped_table"] == 1 and summary.totals["skipped"] == 1
-    assert [(f["source_table"], f["table"]) for k, f in events.seen if k == "drop_table"] == [("app.t", "t")]
+    assert [(f["source_table"], f["table"]) for f in events.of("drop_table")] == [("app.t", "t")]
     want = by_key([{"id": 1, "v": "x2"}, {"id": 2, "v": "y"}], ["id"])
     assert both(spark, tmp_path / "table") == (want, want)

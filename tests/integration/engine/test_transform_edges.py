@@ -13,28 +13,13 @@ import pytest
 
 from cdcsync.config import load_config
 from cdcsync.exit_codes import ExitCode
-from cdcsync.reporting import PlainReporter
 from cdcsync.sinks import dead_letter, hudi
 from tests import cli
-from tests.integration.engine.helpers import hudi_rs_rows, norm, run_once, spark_rows, write_config
+from tests.integration.engine.helpers import Events, hudi_rs_rows, norm, run_once, spark_rows, write_config
 from tests.integration.engine.test_transform import COLUMNS, SQL, Source, first_run, oracle
 from tests.integration.engine.test_transform_paths import select, view
 
 pytestmark = pytest.mark.integration
-
-
-class Events(PlainReporter):
-    """The run's events, recorded."""
-
-    def __init__(self):
-        super().__init__(quiet=True)
-        self.seen: list[tuple[str, dict]] = []
-
-    def event(self, kind, **fields):
-        self.seen.append((kind, fields))
-
-    def of(self, kind: str) -> list[dict]:
-        return [f for k, f in self.seen if k == kind]
 
 
 # --- ANSI mode ---------------------------------------------------------------------------------------------------
