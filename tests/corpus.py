@@ -66,6 +66,25 @@ class Corpus:
         """The landed columns must have the Spark types of expected_schema (the file's schema envelope states them)."""
         return False
 
+    def rows_decide_types(self, name: str) -> bool:
+        """The file's column types come from its row images' JSON values (no schema envelope, no mysqlType)."""
+        fmt = self.format_of(name)
+        return fmt in ("maxwell-json", "json") or fmt == "debezium-json" and not self.typed_by_envelope(name)
+
+    def table_types(self, name: str) -> dict[str, str]:
+        """{column: Spark DDL type} of the table `run` creates from the file (and infer-schema's table view,
+        --json and spark-ddl show): expected_schema's types, except that where the row images decide, a JSON
+        string is STRING whatever it reads as (schema/stored.py); Spark 3.5 has no TIME and one TIMESTAMP."""
+        text = self.stored_as_text(name)
+        spark = {"TIME": "STRING", "TIMESTAMP_LTZ": "TIMESTAMP"}
+        return {c: "STRING" if c in text else spark.get(t, t) for c, t in self.expected_schema(name)[2].items()}
+
+    def stored_as_text(self, name: str) -> set[str]:
+        """The columns infer-schema reads as dates or times that the table stores as text (rows_decide_types)."""
+        temporal = ("DATE", "TIMESTAMP", "TIMESTAMP_LTZ", "TIME")
+        types = self.expected_schema(name)[2]
+        return {c for c, t in types.items() if t in temporal} if self.rows_decide_types(name) else set()
+
     def key_only(self, name: str, row: dict) -> bool:
         """A delete image holding only the key (Postgres REPLICA IDENTITY DEFAULT): not a row of the table."""
         return False

@@ -68,7 +68,7 @@ def infer_schema(
     src = _Source.build(config, bootstrap_servers, topic, message_fmt, from_file, csv_columns)
     options = _options(src.schema_config, flatten, as_string, columns)
     flag = _transform_flag(transform_sql, src)
-    tables = _infer(src, options, max_records, timeout)
+    tables = _infer(src, options, max_records, timeout, out in _AFTER_TRANSFORM)
     _print(_transformed(tables, src, options, flag, out), out)
 
 
@@ -195,6 +195,17 @@ class _Source:
 
         return keep
 
+    def run_rules(self):
+        """The config's settings (with the flags on top) that shape the run's table (schema/stored.py)."""
+        from cdcsync.schema.stored import RunRules
+
+        src, cfg = self.config_source, self.cfg
+        order = (self.csv_columns or (src.csv_columns if src else None)) if self.format == "csv" else None
+        if src is None or cfg is None:
+            return RunRules(order)
+        return RunRules(order, src.key_fields, src.deleted_field, cfg.sink.primary_key,
+                        cfg.schema.on_type_conflict == "dead-letter")
+
     def describe(self) -> str:
         if self.file is not None:
             return str(self.file)
@@ -231,16 +242,19 @@ def _options(schema_config, flatten, as_string, columns):
     )
 
 
-def _infer(src: _Source, options, max_records: int, timeout: float):
+def _infer(src: _Source, options, max_records: int, timeout: float, as_run: bool):
+    """The sampled tables; `as_run`: as the run's tables (schema/stored.py), else the source tables' records."""
     from cdcsync.errors import CdcsyncError
     from cdcsync.exit_codes import ExitCode
     from cdcsync.formats import BadRecord
     from cdcsync.reporting import make_reporter
-    from cdcsync.schema import SchemaInferrer
+    from cdcsync.schema import SchemaInferrer, stored
 
     reporter = make_reporter()
     decoder = src.decoder()
-    inferrer = SchemaInferrer(options, masked=frozenset(m.column for m in src.masks))
+    cfg = src.cfg
+    one_table = cfg.sink.table_name if as_run and cfg is not None and not cfg.routes else None  # as run writes them
+    inferrer = SchemaInferrer(options, masked=frozenset(m.column for m in src.masks), one_table=one_table)
     read = 0
     bad: Counter[str] = Counter()
     examples: list[str] = []
@@ -262,9 +276,12 @@ def _infer(src: _Source, options, max_records: int, timeout: float):
         reporter.warn(w)
     for name in inferrer.unseen_declared():
         reporter.warn(f"schema.columns.{name} is declared but no sampled record has it")
-    tables = _masked(inferrer.result(), src.masks)
+    tables, notes = stored.stored(inferrer, src.run_rules()) if as_run else (inferrer.result(), [])
+    for note in notes[:10] + ([f"… and {len(notes) - 10} more notes"] if len(notes) > 10 else []):
+        reporter.info(f"note: {note}")
+    tables = stored.masked(tables, src.masks)
     reporter.event("sampled", records=read, bad=sum(bad.values()), bad_reasons=dict(bad),
-                   skipped=dict(inferrer.skipped), filtered=src.filtered, tables=list(tables))
+                   skipped=dict(inferrer.skipped), filtered=src.filtered, tables=inferrer.source_tables())
     if read == 0 and src.filtered:
         raise CdcsyncError(f"no records to infer a schema from: {src.config}: source.header_filter left out all "
                            f"{src.filtered} records sampled from {src.describe()}", hint="check source.header_filter "
@@ -278,21 +295,6 @@ def _infer(src: _Source, options, max_records: int, timeout: float):
         raise CdcsyncError(f"none of the {read} sampled records decodes as {src.format}",
                            hint="check source.format / --format against a record (see the warnings above)",
                            exit_code=ExitCode.BAD_RECORD, bad_reasons=dict(bad))
-    return tables
-
-
-def _masked(tables: dict, masks: list) -> dict:
-    """The tables as run stores them under [[mask]]: a masked column's type and nullability what the mask writes (the
-    inferrer kept its values out of examples and messages). Masks name target tables and these are source tables: a
-    column any mask names is masked."""
-    from cdcsync.schema.types import STRING
-
-    for table in tables.values():
-        for m in masks:
-            c = table.columns.get(m.column)
-            if c is not None:
-                c.type = STRING if m.stores_text and c.type is not None else c.type
-                c.nullable = c.nullable or not m.stores_text  # a NULL redaction stores only nulls
     return tables
 
 

@@ -15,6 +15,7 @@ from cdcsync.formats.base import Change, Coord
 from cdcsync.formats.vocabulary import SKIP, UPSERT
 from cdcsync.schema.model import DATA, DECLARED, ENVELOPE, HINT, ColumnSchema, TableSchema
 from cdcsync.schema.options import FLATTEN_SEP, InferOptions
+from cdcsync.schema.spark_json import TEXT, merge, value_type, vote
 from cdcsync.schema.types import STRING, ColumnType, Kind, holds, widen
 from cdcsync.schema.values import fits, seen_type_for, text_type
 
@@ -26,7 +27,7 @@ class _Col:
     """Mutable per-column counters; slots keep the per-value path cheap."""
 
     __slots__ = ("name", "path", "type", "origin", "hint", "env", "present", "samples", "nulls", "example",
-                 "coord", "kinds", "saturated")
+                 "coord", "kinds", "saturated", "spark", "votes")
 
     def __init__(self, name: str, path: tuple, origin: str, ctype: ColumnType | None):
         self.name, self.path, self.origin, self.type = name, path, origin, ctype
@@ -37,10 +38,13 @@ class _Col:
         self.coord: Coord | None = None
         self.kinds: set[type] = set()
         self.saturated = ctype is STRING  # STRING absorbs everything: stop classifying
+        self.spark: Any = None  # the type Spark's JSON inference gives the values (spark_json), as `run` reads them
+        self.votes = [0, 0, 0]  # values Spark reads as a BIGINT, a DOUBLE, a BOOLEAN (the run's type vote)
 
 
 class _Table:
-    __slots__ = ("name", "cols", "upserts", "records", "primary_key", "paths", "not_null", "last_env")
+    __slots__ = ("name", "cols", "upserts", "records", "primary_key", "paths", "not_null", "last_env", "sources",
+                 "first_row", "hints", "env_names", "last_hints")
 
     def __init__(self, name: str):
         self.name = name
@@ -50,12 +54,21 @@ class _Table:
         self.paths: dict[str, tuple] = {}
         self.not_null: frozenset[str] = frozenset()
         self.last_env: dict | None = None
+        self.sources: dict[str, None] = {}  # the source tables whose changes it holds (several: table_of merged them)
+        self.first_row: list[str] | None = None  # the fields of the first row image, in its order
+        self.hints: dict[str, ColumnType] = {}  # every hinted column (Canal's mysqlType), its hints widened
+        self.env_names: dict[str, None] = {}  # every column a schema envelope named
+        self.last_hints: dict | None = None
 
 
 class SchemaInferrer:
-    def __init__(self, options: InferOptions | None = None, masked: frozenset[str] = frozenset()):
-        """`masked`: the columns a [[mask]] names, whose values reach no example, warning or error."""
+    def __init__(self, options: InferOptions | None = None, masked: frozenset[str] = frozenset(),
+                 one_table: str | None = None):
+        """`masked`: the columns a [[mask]] names, whose values reach no example, warning or error; `one_table`:
+        the name of the one table every source table's changes go to (one schema over all of them, as `run`
+        without [[route]] writes them into one table), else each source table is its own."""
         self.options = options or InferOptions()
+        self._one_table = one_table
         self._masked = masked
         self._declared = self.options.columns
         self._flatten = self.options.flatten_nested_columns
@@ -68,10 +81,12 @@ class SchemaInferrer:
         if change.op == SKIP:
             self.skipped[change.skip_reason or "skip"] += 1
             return
-        name = change.table or (coord.topic if coord else "")
+        source = change.table or (coord.topic if coord else "")
+        name = self._one_table if self._one_table is not None else source
         t = self._tables.get(name)
         if t is None:
             t = self._tables[name] = _Table(name)
+        t.sources[source] = None
         t.records += 1
         upsert = change.op == UPSERT
         if upsert:
@@ -86,7 +101,11 @@ class SchemaInferrer:
                     self._envelope(t, declared, change.not_null, coord)
             else:
                 hints = declared
+                if hints is not t.last_hints:
+                    self._hinted(t, hints)
         row = change.row or {}
+        if t.first_row is None and change.row:
+            t.first_row = list(row)
         items = self._flat(t, row) if self._flatten else row.items()
         cols, text = t.cols, change.text_values
         for col, v in items:
@@ -100,6 +119,9 @@ class SchemaInferrer:
             if v is None:
                 c.nulls += 1
                 continue
+            if c.spark != TEXT:
+                c.spark = merge(c.spark, value_type(v))
+            vote(c.votes, v)
             c.samples += 1
             c.kinds.add(type(v))
             if c.example is None:
@@ -138,6 +160,11 @@ class SchemaInferrer:
         t.cols[col] = c
         return c
 
+    def _hinted(self, t: _Table, hints: dict) -> None:
+        t.last_hints = hints
+        for col, h in hints.items():
+            t.hints[col] = widen(t.hints.get(col), h) or h
+
     def _rehint(self, c: _Col, new: ColumnType) -> None:
         c.hint = widen(c.hint, new)  # the source table changed type (ALTER TABLE) between messages
         if not self._as_string:
@@ -147,6 +174,7 @@ class SchemaInferrer:
     def _envelope(self, t: _Table, declared: dict, not_null: frozenset, coord: Coord | None) -> None:
         t.last_env = declared
         t.not_null = not_null
+        t.env_names.update(dict.fromkeys(declared))
         for col, env_type in declared.items():
             c = t.cols.get(col)
             if c is None:
@@ -215,6 +243,10 @@ class SchemaInferrer:
                     json_kinds=frozenset(_JSON_KIND.get(k, "string") for k in c.kinds))
             out[t.name] = TableSchema(t.name, cols, t.primary_key, t.records)
         return out
+
+    def source_tables(self) -> list[str]:
+        """The source tables of the changes seen, in first-seen order."""
+        return list(dict.fromkeys(s for t in self._tables.values() for s in t.sources))
 
     def unseen_declared(self) -> list[str]:
         """Columns declared in schema.columns that no sampled record carried."""

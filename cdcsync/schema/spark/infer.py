@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync.formats.debezium_types import DECIMAL_NAME, field_type
@@ -100,10 +100,11 @@ class BatchColumns:
 
 
 def infer_batch_columns(env: DataFrame, fmt: str, key_fields: list[str] | None = None,
-                        deleted_field: str | None = None) -> BatchColumns:
-    """Columns seen in this batch's row images, in first-seen order; several schema versions widen to one.
-    `key_fields`: columns the rows took from the key, which a schema envelope does not name; `deleted_field`: a
-    field the decoder took out of the row images, which an Avro row's schema still names."""
+                        deleted_field: str | None = None, order: list[str] | None = None) -> BatchColumns:
+    """Columns seen in this batch's row images: an envelope's in its order, row images' in the first one's order
+    and then by name; several schema versions widen to one. `key_fields`: columns the rows took from the key, which
+    a schema envelope does not name; `deleted_field`: a field the decoder took out of the row images, which an Avro
+    row's schema still names; `order`: names whose order the format fixes (csv_columns), first in that order."""
     rows = env.filter(F.col("_op").isin("u", "d"))
     if envelope_of(fmt) == "debezium-json":
         usable = {h: [c for c in cols if c.name != deleted_field] for h, cols in _debezium_versions(rows)
@@ -121,9 +122,16 @@ def infer_batch_columns(env: DataFrame, fmt: str, key_fields: list[str] | None =
                                 from_rows=False)
     text = rows.select(F.coalesce("_row", "_key_row").alias("j"))
     fields = _json_fields(text)
-    order = _first_seen_order(text.where(F.ltrim("j").startswith("{")))
+    order = order or _first_seen_order(text.where(is_object("j")))
     names = [n for n in order if n in fields] + [n for n in fields if n not in order]
     return BatchColumns([from_spark_type(n, fields[n]) for n in names])
+
+
+def is_object(text: str) -> Column:
+    """Does the JSON text in column `text` hold an object? After any JSON whitespace, as the decoders read it
+    (ltrim trims spaces only: a row image after a newline or a tab was left out of inference, and its fields,
+    typed with the columns of the others, were not stored)."""
+    return F.col(text).rlike(r"^[ \t\n\r]*\{")
 
 
 def _key_columns(rows: DataFrame, names: list[str]) -> list[Col]:
@@ -149,7 +157,7 @@ def _json_fields(text: DataFrame) -> dict:
     """{name: Spark type} inferred over the JSON objects of `text`'s one column, every record read."""
     spark = text.sparkSession
     # only objects: Spark's reader would unwrap an array image into columns, or add _corrupt_record for a scalar
-    objects = text.where(F.ltrim(text.columns[0]).startswith("{"))
+    objects = text.where(is_object(text.columns[0]))
     reader = (spark._jsparkSession.read().option("dropFieldIfAllNull", "true").option("mode", "DROPMALFORMED")
               .option("prefersDecimal", "false").option("samplingRatio", "1.0"))
     schema = DataFrame(reader.json(_as_strings(spark, objects)), spark).schema
@@ -186,10 +194,14 @@ def _first_seen_order(text: DataFrame) -> list[str]:
     first = text.limit(1).collect()
     if not first:
         return []
-    try:
-        return list(json.loads(first[0][0]).keys())
+    row = first[0][0]
+    try:  # the first JSON value, as the decoders read it (formats/base.py load_json: Jackson reads no further)
+        return list(_JSON.raw_decode(row, len(row) - len(row.lstrip(" \t\n\r")))[0].keys())
     except (ValueError, AttributeError, RecursionError):
         return []
+
+
+_JSON = json.JSONDecoder()
 
 
 def _widest(lists: list[list[Col]]) -> list[Col]:

@@ -12,7 +12,7 @@ from cdcsync.errors import SchemaError
 from cdcsync.formats.vocabulary import envelope_of
 from cdcsync.schema.options import FLATTEN_SEP as SEP
 from cdcsync.schema.spark.columns import JSON_TEXT, ONE_PARSE, Col
-from cdcsync.schema.spark.infer import BatchColumns, from_spark_type, infer_batch_columns
+from cdcsync.schema.spark.infer import BatchColumns, from_spark_type, infer_batch_columns, is_object
 
 
 def batch_columns(env: DataFrame, cfg) -> tuple[DataFrame, BatchColumns]:
@@ -20,7 +20,8 @@ def batch_columns(env: DataFrame, cfg) -> tuple[DataFrame, BatchColumns]:
     they came (JSON kinds intact); the flattened rows only feed the typed-row step, which reads values as text.
     Schema versions keep their own columns: typed_row casts each to the table's (shaped) type."""
     fmt, opts = cfg.source.format, cfg.schema
-    found = infer_batch_columns(env, fmt, cfg.source.key_fields, cfg.source.deleted_field)
+    found = infer_batch_columns(env, fmt, cfg.source.key_fields, cfg.source.deleted_field,
+                                cfg.source.csv_columns if fmt == "csv" else None)
     cols = found.columns
     leaves: dict[str, list[Col]] = {}
     if opts.flatten_nested_columns:
@@ -89,7 +90,7 @@ def _as_text(struct):
 def _nested_schema(env: DataFrame):
     """Spark's JSON inference over the batch's object row images, with the options infer_batch_columns uses."""
     spark = env.sparkSession
-    text = (env.where(F.col("_op").isin("u", "d") & F.ltrim("_row").startswith("{")).select("_row"))
+    text = env.where(F.col("_op").isin("u", "d") & is_object("_row")).select("_row")
     jvm = spark._jvm
     assert jvm is not None  # set from the session's start (pyspark asserts the same)
     enc = jvm.org.apache.spark.sql.Encoders.STRING()
