@@ -20,7 +20,7 @@ from tests.fixtures import cdc_cases
 from tests.integration.engine.helpers import run_once, write_config
 from tests.integration.formats import messy
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.soak]  # 17 topics, each an infer-schema process and a run: ~10 min
 
 SAMPLE = 10_000  # records per partition infer-schema reads: every record of every case
 
