@@ -66,18 +66,19 @@ def start(*args, env: dict | None = None, own_group: bool = False) -> subprocess
 def run_killed(*args, fault: str | None = None, kill_on: str | None = None, delay: float = 0.0,
                timeout: float = 300) -> tuple[int, str]:
     """(exit code, stderr) of `cdcsync ARGS…` run to its end, or SIGKILLed `delay` s after the first stderr line
-    holding `kill_on`; `fault`: a CDCSYNC_FAULT crash point (engine/faults.py)."""
+    holding `kill_on`, with its JVM (its process group: a killed Python parent's JVM would finish the writes in
+    flight); `fault`: a CDCSYNC_FAULT crash point (engine/faults.py)."""
     import signal
     import time
 
-    proc = start(*args, env={"CDCSYNC_FAULT": fault or ""})
+    proc = start(*args, env={"CDCSYNC_FAULT": fault or ""}, own_group=True)
     lines = []
     if kill_on:
         for line in proc.stderr:
             lines.append(line)
             if kill_on in line:
                 time.sleep(delay)
-                os.kill(proc.pid, signal.SIGKILL)
+                os.killpg(proc.pid, signal.SIGKILL)
                 break
     _, err = proc.communicate(timeout=timeout)
     return proc.returncode, "".join(lines) + err
