@@ -17,7 +17,7 @@ help:
 	@echo "make demo   - start a local broker, produce sample Debezium events, sync them into a Hudi table, show it"
 	@echo "make test   - install everything, fetch bundles, run the unit and integration tests"
 	@echo "make demo-avro - the same, in Debezium's Avro (Confluent wire format) through a local schema registry"
-	@echo "make soak   - the long runs make test leaves out (back-to-back and killed processes, 50 replayed ranges, clusters)"
+	@echo "make soak   - the long runs make test leaves out (back-to-back, killed and restarted processes, 50 replayed ranges, clusters)"
 	@echo "make conformance - the same checks against the real CDC corpus (CDCSYNC_FIXTURES, else ../shared/fixtures/cdc)"
 	@echo "make bench  - one Debezium workload through cdcsync, the hand-written peer, the bound and the Parquet floor, then 100 routed tables serial vs parallel (BENCH_SIZE=tiny|smoke|full)"
 	@echo "make docs   - build docs/ as a site (.local/site), failing on any broken link"
@@ -62,7 +62,7 @@ test-prereqs:
 	@command -v promtool >/dev/null || { echo "error: promtool is required by the tests (Debian: apt-get install --no-install-recommends prometheus)"; exit 1; }
 
 test: setup test-prereqs
-	$(VENV)/bin/pytest -q -n 2 --dist loadfile -m "not soak" tests/unit tests/integration
+	$(VENV)/bin/pytest -q -n 2 --dist loadfile --durations=20 -m "not soak" tests/unit tests/integration
 
 # the long runs that prove the README's claims (outages, clusters, killed and restarted processes, 50 replayed ranges,
 # back-to-back cron runs, the rate limit): minutes each, so apart from make test; .ci/run runs them after it

@@ -44,6 +44,7 @@ def _config(tmp_path: Path, bootstrap: str, topic: str) -> Path:
     return path
 
 
+@pytest.mark.soak  # a wheel built and installed in a fresh venv, its jars fetched, a run
 def test_the_installed_wheel_fetches_its_jars_and_syncs(bootstrap, make_topic, produce, tmp_path):
     work = tmp_path / "outside"  # pytest's tmp_path: outside the repository
     work.mkdir()

@@ -26,6 +26,7 @@ def _series(path) -> dict[str, dict[tuple, float]]:
     return out
 
 
+@pytest.mark.soak  # back-to-back cron runs, each a JVM
 def test_the_textfile_holds_the_runs_summary_and_a_failed_run_keeps_the_last_success(bootstrap, make_topic,
                                                                                       produce, tmp_path):
     topic = make_topic(partitions=2)

@@ -8,8 +8,13 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
+
 from cdcsync.reporting import PlainReporter
 from tests.fixtures import cdc_cases
+
+# make test writes MERGE_ON_READ; make soak adds COPY_ON_WRITE, the same path with Hudi's other table type
+TABLE_TYPES = ["MERGE_ON_READ", pytest.param("COPY_ON_WRITE", marks=pytest.mark.soak)]
 
 HUDI_META = {"_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
              "_hoodie_file_name", "_hoodie_is_deleted", "_cdc_order"}

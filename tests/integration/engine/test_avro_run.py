@@ -16,7 +16,7 @@ import pytest
 from cdcsync.exit_codes import ExitCode
 from tests import cli
 from tests.fixtures.avro_cases import ENVELOPE, ENVELOPE_V2, KEY, change
-from tests.integration.engine.helpers import by_key, hudi_rs_rows, run_once, spark_rows, write_config
+from tests.integration.engine.helpers import TABLE_TYPES, by_key, hudi_rs_rows, run_once, spark_rows, write_config
 
 pytestmark = pytest.mark.integration
 
@@ -39,7 +39,7 @@ def typed(r: dict) -> dict:
             **({"note": r["note"]} if "note" in r else {})}
 
 
-@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+@pytest.mark.parametrize("table_type", TABLE_TYPES)
 def test_a_debezium_avro_topic_lands_exactly(table_type, spark, bootstrap, registry, make_topic, produce_avro,
                                              produce, tmp_path):
     topic = make_topic()

@@ -54,6 +54,7 @@ def query_and_hold(cfg, sql: str) -> tuple[dict, subprocess.Popen]:
     return json.loads(line), p
 
 
+@pytest.mark.soak  # three runs and two query processes, each a JVM
 def test_tables_are_queryable_by_name_and_a_later_column_shows(bootstrap, make_topic, produce, tmp_path):
     topic = make_topic()
     produce(topic, [{"id": i, "name": f"n{i}"} for i in range(10)] + ["{not json"])

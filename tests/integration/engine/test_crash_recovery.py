@@ -17,6 +17,7 @@ N = 600
 BATCH = 100
 
 
+@pytest.mark.soak  # three killed processes and their restarts, each a JVM
 def test_kill_minus_nine_before_during_after_commit(spark, bootstrap, make_topic, produce, tmp_path):
     topic = make_topic(partitions=2)
     produce(topic, [{"id": i, "payload": f"row-{i}"} for i in range(N)])

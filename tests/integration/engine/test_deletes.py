@@ -95,7 +95,8 @@ def test_replaying_any_applied_range_never_resurrects(spark, bootstrap, make_top
     assert len(set(ranges)) >= 50
 
 
-CASES = [("MERGE_ON_READ", "hard"), ("COPY_ON_WRITE", "hard"), ("MERGE_ON_READ", "soft"), ("COPY_ON_WRITE", "soft")]
+CASES = [("MERGE_ON_READ", "hard"), ("MERGE_ON_READ", "soft"),  # make soak adds COPY_ON_WRITE's
+         *(pytest.param("COPY_ON_WRITE", mode, marks=pytest.mark.soak) for mode in ("hard", "soft"))]
 
 
 @pytest.mark.parametrize("table_type, mode", CASES)

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from tests.integration.engine.helpers import both, by_key, run_once, write_config
+from tests.integration.engine.helpers import TABLE_TYPES, both, by_key, run_once, write_config
 
 pytestmark = pytest.mark.integration
 
@@ -50,7 +50,7 @@ def _produce(produce, topic, changes) -> None:
     produce(topic, [v for _, v in changes], keys=[k for k, _ in changes])
 
 
-@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+@pytest.mark.parametrize("table_type", TABLE_TYPES)
 def test_the_new_primary_wins_after_a_failover_and_a_replay_changes_nothing(
         spark, bootstrap, make_topic, produce, tmp_path, table_type):
     from cdcsync.config import load_config

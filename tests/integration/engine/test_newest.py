@@ -11,6 +11,7 @@ import pytest
 
 from cdcsync.config import load_config
 from tests.integration.engine.helpers import (
+    TABLE_TYPES,
     change_rows,
     hudi_rs_rows,
     marker_keys,
@@ -119,7 +120,7 @@ def markers(spark, path: str) -> dict:
     return {r[0]: r[1] for r in spark.read.parquet(markers_path(path)).select(KEY, ORDER).collect()}
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("table_type", TABLE_TYPES)
 def test_a_key_only_delete_under_a_custom_ordering_field_removes_the_row_it_follows(spark, tmp_path, table_type):
     cfg = ordered_by_ver(tmp_path, table_type)
     sync_rows(spark, cfg, change_rows(spark, [change("c", 1, "a1", 10, ver=7), change("c", 2, "b1", 11, ver=7),

@@ -71,6 +71,7 @@ def test_a_debezium_topic_lands_exactly_on_object_storage(table_type, s3_server,
     assert s3_server.secret_access_key not in dl.stdout + dl.stderr
 
 
+@pytest.mark.soak  # a killed process and its restart on object storage
 def test_kill_minus_nine_on_object_storage_and_restart_stays_exact(s3_server, spark, bootstrap, make_topic, produce,
                                                                    tmp_path, capsys):
     from cdcsync.config import load_config

@@ -13,7 +13,7 @@ import pytest
 from cdcsync.config import load_config
 from cdcsync.engine.replay import Replayer
 from cdcsync.reporting import PlainReporter
-from tests.integration.engine.helpers import both, by_key, completed_commits, run_once, write_config
+from tests.integration.engine.helpers import TABLE_TYPES, both, by_key, completed_commits, run_once, write_config
 
 pytestmark = pytest.mark.integration
 
@@ -109,7 +109,7 @@ def _truncate_history():
             pg("c", 3, {"id": 3, "v": "c"}, 130)]
 
 
-@pytest.mark.parametrize("table_type", ["MERGE_ON_READ", "COPY_ON_WRITE"])
+@pytest.mark.parametrize("table_type", TABLE_TYPES)
 def test_a_truncate_removes_older_rows_in_the_batch_and_in_the_table(table_type, spark, bootstrap, make_topic,
                                                                      produce, tmp_path):
     topic = make_topic()

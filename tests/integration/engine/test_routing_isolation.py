@@ -60,6 +60,7 @@ def status(cfg: Path) -> dict:
     return json.loads(p.stdout)
 
 
+@pytest.mark.soak  # runs through the CLI before and after a repair, each a JVM
 def test_a_table_with_broken_storage_is_set_aside_exit_83_then_caught_up_after_repair(spark, bootstrap, make_topic,
                                                                                       produce, tmp_path):
     topic = make_topic(partitions=2)

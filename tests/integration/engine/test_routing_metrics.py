@@ -39,6 +39,7 @@ def _by_table(text: str, name: str, label: str) -> dict:
     return {(dict(k)["table"], dict(k)[label]): v for k, v in cli.metric_series(text, name).items()}
 
 
+@pytest.mark.soak  # a service run scraped batch by batch
 def test_each_routed_table_has_its_records_lag_failures_and_compactions_on_metrics(bootstrap, make_topic, produce,
                                                                                    tmp_path):
     topic = make_topic(partitions=2)

@@ -156,6 +156,7 @@ def month_changes(src: Source) -> list[str]:
     ]
 
 
+@pytest.mark.soak  # runs through the CLI and a catalog query process, each a JVM
 def test_derived_partitions_are_hive_folders_and_the_catalog_serves_them(spark, bootstrap, make_topic, produce,
                                                                          tmp_path):
     topic, src = make_topic(), Source()

@@ -60,7 +60,7 @@ def main_config(tmp_path, bootstrap, topic, batch: int):
                            "run.max_records_per_batch": batch})
 
 
-@pytest.mark.slow  # two runs, four replays: some twenty Hudi commits
+@pytest.mark.soak  # two runs, four replays: some twenty Hudi commits
 def test_replays_leave_the_table_equal_to_the_select(spark, bootstrap, make_topic, produce, tmp_path):
     topic, src = make_topic(), Source()
     produce(topic, first_run(src))
