@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from cdcsync.cli.app import app
+from cdcsync.formats.spec import format_spec
 
 OUTPUTS = ("table", "json-schema", "spark-ddl", "toml")
 
@@ -147,7 +148,7 @@ class _Source:
             raise _usage("give the message format (--format debezium-json …) or a config file")
         if s.file is None and not (s.servers and (s.topics or s.pattern)):
             raise _usage("give --bootstrap-servers and --topic, a config file, or --from-file")
-        if s.format in ("avro", "avro-confluent") and (s.config_source is None or s.config_source.format != s.format):
+        if format_spec(s.format).writer_schema and (s.config_source is None or s.config_source.format != s.format):
             raise _usage(f"the {s.format} format is read from a config file (its writer schemas: "
                          f"{'source.avro_schema_file' if s.format == 'avro' else 'source.schema_registry_url'})")
         return s

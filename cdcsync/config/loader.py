@@ -27,7 +27,7 @@ from cdcsync.config.model import (
 from cdcsync.config.schema import FREE_FORM
 from cdcsync.config.validation import key_text, validate
 from cdcsync.errors import ConfigError
-from cdcsync.formats.vocabulary import FIELD_ROW_FORMATS
+from cdcsync.formats.spec import Body, format_spec, with_trait
 from cdcsync.kafka import client_keys
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -174,11 +174,9 @@ def _refuse_unread(src: dict, sink: dict, routed: bool, path: Path, run: dict) -
             raise ConfigError(f"{path}: '{section}.{key}' is read only with {section}.{by} = '{value}', and "
                               f"{section}.{by} is '{now}'", file=str(path),
                               key=f"{section}.{key}", hint=f'set {by} = "{value}", or remove the key')
-    from cdcsync.formats.vocabulary import DROP_FORMATS
-
-    fmt, dbz = src.get("format"), ("Debezium's change events", ("debezium-json", "avro", "avro-confluent"))
+    fmt, dbz = src.get("format"), ("Debezium's change events", with_trait(reads_as="debezium-json"))
     for key, (events, fmts) in {"unavailable_value_placeholder": dbz, "on_truncate": dbz,
-                                "on_drop_table": ("DROP TABLE events", DROP_FORMATS)}.items():
+                                "on_drop_table": ("DROP TABLE events", with_trait(drop_events=True))}.items():
         if key in src and fmt not in fmts:  # read only where those events are
             raise ConfigError(f"{path}: 'source.{key}' is read only for {events} ({', '.join(fmts)}), and "
                               f"source.format is '{fmt}'", file=str(path), key=f"source.{key}", hint="remove the key")
@@ -222,7 +220,7 @@ def _key_and_avro_settings(source: SourceConfig, path: Path) -> SourceConfig:
         raise ConfigError(f"{path}: 'source.{given[0]}' is only read by the avro-confluent format, and neither "
                           "source.format nor source.key_format is avro-confluent", file=str(path),
                           key=f"source.{given[0]}", hint='set format = "avro-confluent", or remove the key')
-    if source.key_fields and source.format in ("debezium-json", "canal-json", "maxwell-json"):
+    if source.key_fields and format_spec(source.format).body is Body.CHANGES:
         raise ConfigError(f"{path}: 'source.key_fields' takes columns from the key into plain rows; "
                           f"{source.format} row images already carry their key columns", file=str(path),
                           key="source.key_fields", hint="remove key_fields (the key still serves deletes)")
@@ -257,7 +255,7 @@ def _upsert_settings(source: SourceConfig, sink: SinkConfig, path: Path) -> None
                    'remove the key (tombstones are then skipped and counted) or set tombstones = "skip"')
     elif source.tombstones == "delete" and not keyed:
         problem = ("tombstones", "a tombstone deletes the row its Kafka key names, and no key is read", fix_key)
-    elif source.deleted_field and (source.format not in FIELD_ROW_FORMATS or rows is False):
+    elif source.deleted_field and (not format_spec(source.format).named_fields or rows is False):
         problem = ("deleted_field", f"{kind}: the field marks deletes in flattened rows (json, csv, Avro rows), and "
                    "this format's records are not such rows", "remove the key: the format's own delete events delete")
     elif source.deleted_field and not keyed:

@@ -60,12 +60,15 @@ class SourceConfig:
         """Are the values plain rows (True) or change envelopes with delete events of their own (False)? None for
         avro-confluent: each record's writer schema, from the registry, says (a tombstone carries none)."""
         from cdcsync.formats.avro_connect import is_envelope
-        from cdcsync.formats.vocabulary import ROW_FORMATS
+        from cdcsync.formats.spec import Body, format_spec
 
-        if self.format == "avro-confluent":
+        traits = format_spec(self.format)
+        if traits.body is not Body.EITHER:
+            return traits.body is Body.ROWS
+        if traits.writer_schema != "file":
             return None
-        avsc = self.avsc() if self.format == "avro" else None  # no .avsc given: nothing says it is an envelope
-        return self.format in ROW_FORMATS and not (avsc is not None and is_envelope(avsc))
+        avsc = self.avsc()  # no .avsc given: nothing says it is an envelope
+        return not (avsc is not None and is_envelope(avsc))
 
     def keyed(self, primary_key: list[str] | None) -> bool:
         """Can a record's Kafka key name its row: key_fields, or [sink] primary_key read from the key's fields (a

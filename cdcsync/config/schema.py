@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from cdcsync.config.model import LOG_LEVELS
+from cdcsync.formats.spec import FORMATS, KEY_FORMATS
 
-FORMATS = ["debezium-json", "canal-json", "maxwell-json", "json", "csv", "raw", "avro", "avro-confluent"]
-KEY_FORMATS = ["json", "avro", "avro-confluent"]  # how the Kafka key is read: JSON text, plain Avro, the wire format
 STARTUP_MODES = ["earliest-offset", "latest-offset", "group-offsets", "timestamp", "specific-offsets"]
 DELETES = ["hard", "soft"]  # what a delete leaves in the table: nothing (plus a side marker), or the flagged row
 TOMBSTONES = ["delete", "skip"]  # a keyed record with a null value: deletes its key, or is skipped (counted)
@@ -27,7 +26,7 @@ SOURCE = {
         "bootstrap_servers": {"type": "string", "minLength": 1},
         "topics": {**_str_list, "minItems": 1},
         "topic_pattern": {"type": "string", "minLength": 1},
-        "format": {"enum": FORMATS},
+        "format": {"enum": list(FORMATS)},
         "group_id": {"type": "string"},
         "startup_mode": {"enum": STARTUP_MODES},
         "startup_timestamp_ms": {"type": "integer", "minimum": 0},
@@ -38,7 +37,7 @@ SOURCE = {
         "csv_columns": _str_list,
         "csv_field_delimiter": {"type": "string", "minLength": 1, "maxLength": 1, "pattern": r'^[^"\r\n]$'},
         "properties": {"type": "object", "additionalProperties": _scalar},
-        "key_format": {"enum": KEY_FORMATS},
+        "key_format": {"enum": list(KEY_FORMATS)},
         "key_fields": {"type": "array", "items": {"type": "string", "pattern": _NAME}, "minItems": 1,
                        "uniqueItems": True},
         "avro_schema_file": {"type": "string", "minLength": 1},

@@ -24,6 +24,7 @@ from cdcsync.formats import vocabulary
 from cdcsync.formats.spark import position
 from cdcsync.formats.spark.envelope import decode_envelope
 from cdcsync.formats.spark.upserts import with_upserts
+from cdcsync.formats.spec import format_spec
 from cdcsync.formats.upserts import Upserts
 from cdcsync.kafka.header_filter import parse as parse_header_filter
 from cdcsync.schema.spark import fit, shape
@@ -187,7 +188,7 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
         ledger.check(counts, batch)
         if any(c.get(drops.DROPPED) for c in counts.values()):  # said, or refused before anything is committed
             drops.said(pipe, batch, df, F.lit(state.spec.table_name))
-        if state.ordering == hudi.ORDERING and vocabulary.envelope_of(cfg.source.format) in position.BINLOG:
+        if state.ordering == hudi.ORDERING and format_spec(cfg.source.format).binlog_positions:
             state.servers, state.runs = position.merge_runs(state.servers, position.server_switches(df))
         new_truncates = {}
         if any(c.get(truncate.APPLIED) for c in counts.values()):

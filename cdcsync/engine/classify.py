@@ -12,6 +12,7 @@ from cdcsync.engine.model import TableState
 from cdcsync.errors import ConfigError
 from cdcsync.formats import vocabulary
 from cdcsync.formats.spark.key_fields import key_object, key_text
+from cdcsync.formats.spec import format_spec
 from cdcsync.schema.spark.columns import NAME, Col
 from cdcsync.sinks import hudi
 
@@ -23,13 +24,13 @@ def resolve_primary_key(cfg, env: DataFrame, state: TableState) -> list[str]:
         return list(state.spec.primary_key)
     if cfg.source.key_fields:  # the columns the key carries identify the row, as Flink's upsert-kafka has it
         return list(cfg.source.key_fields)
-    fmt = vocabulary.envelope_of(cfg.source.format)
-    if fmt in ("canal-json", "maxwell-json"):
+    fmt, traits = cfg.source.format, format_spec(cfg.source.format)
+    if traits.key_columns_from == "message":
         live = F.col("_op").isin("u", "d")  # a bad or skipped message's key says nothing about the table
         row = env.where(live & F.col("_pk").isNotNull() & (F.size("_pk") > 0)).select("_pk").first()
         if row:
             return list(row[0])
-    if fmt == "debezium-json":
+    if traits.key_columns_from == "kafka_key":
         keys = F.json_object_keys(key_object(key_text(env)))
         row = (env.where(F.col("_op").isin("u", "d") & F.col("_kafka_key").isNotNull()).select(keys.alias("k"))
                .where(F.col("k").isNotNull() & (F.size("k") > 0)).first())
@@ -37,7 +38,7 @@ def resolve_primary_key(cfg, env: DataFrame, state: TableState) -> list[str]:
             return list(row[0])
     if state.committed and (kept := hudi.record_key_fields(env.sparkSession, state.spec.path)):
         return kept  # a batch with no change that names the key (a truncate alone): the table's own key
-    if fmt in ("debezium-json", "canal-json", "maxwell-json"):
+    if traits.changes:
         raise ConfigError(
             f"{cfg.path}: no primary key for table '{cfg.sink.table_name}': the {fmt} messages name none",
             hint="set sink.primary_key = [\"id\"] (the source table's key columns)", key="sink.primary_key",

@@ -16,13 +16,14 @@ from pyspark.sql import functions as F
 from cdcsync.engine.model import DROPPED_TABLE
 from cdcsync.errors import DecodeError
 from cdcsync.formats import vocabulary
+from cdcsync.formats.spec import format_spec
 
 DROPPED = DROPPED_TABLE  # ledger: DROP TABLE events (their records are counted skipped: they carry no row)
 
 
 def applies(cfg) -> bool:
     """Only the JSON change envelopes carry a DROP TABLE (Debezium's Avro schema changes are not read as one)."""
-    return cfg.source.format in vocabulary.DROP_FORMATS
+    return format_spec(cfg.source.format).drop_events
 
 
 def flag() -> Column:

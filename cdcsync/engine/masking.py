@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 
 from cdcsync.config.model import MASKED_TEXT
 from cdcsync.errors import ConfigError
+from cdcsync.formats.spec import format_spec
 from cdcsync.schema.spark.columns import Col
 
 
@@ -77,7 +78,7 @@ def scrub_raw(df: DataFrame, masks: dict, fmt: str = "json") -> DataFrame:
     A csv or raw body has no field names to find, so with any mask its value is dropped (NULL) instead."""
     if not masks:
         return df
-    if fmt in ("csv", "raw"):
+    if not format_spec(fmt).field_names_in_body:
         value = F.lit(None).cast("string")
     else:
         value = _scrub_text(F.col("_value"), sorted(masks))
@@ -98,7 +99,7 @@ def scrub_metadata(df: DataFrame, masks: dict, fmt: str = "json") -> DataFrame:
         return df
     names = sorted(masks)
     text = F.col("_kafka_key").cast("string")
-    json_key = F.ltrim(text).startswith("{") & F.lit(fmt not in ("csv", "raw"))
+    json_key = F.ltrim(text).startswith("{") & F.lit(format_spec(fmt).field_names_in_body)
     df = df.withColumn("_kafka_key", F.when(json_key, F.encode(_scrub_text(text, names), "UTF-8")))
     if not dict(df.dtypes)["_kafka_headers"].startswith("array"):  # a source without headers: nothing to scrub
         return df

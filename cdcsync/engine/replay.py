@@ -21,7 +21,7 @@ from cdcsync.engine.model import BatchInput, BatchResult, CommitMode
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.planning import batch_budget, plan_end
 from cdcsync.engine.sync import Summary, idle, sync
-from cdcsync.formats import vocabulary
+from cdcsync.formats.spec import format_spec
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.kafka.replay_spec import (
     Extent,
@@ -33,7 +33,6 @@ from cdcsync.kafka.replay_spec import (
 
 PROGRESS_FILE = "progress.json"
 WHAT = "cdcsync replay-from-offset"
-_KEYED_FORMATS = ("debezium-json", "canal-json", "maxwell-json")  # the key comes from the messages
 
 
 @dataclass
@@ -216,7 +215,7 @@ class Replayer:
 
     def _guard_main_table(self) -> None:
         cfg = self.cfg
-        if not cfg.sink.primary_key and vocabulary.envelope_of(cfg.source.format) not in _KEYED_FORMATS:
+        if not cfg.sink.primary_key and not format_spec(cfg.source.format).changes:  # no key in the messages
             raise ReplaySpecError(
                 f"table {cfg.sink.table_name} has no primary key (insert-only {cfg.source.format}): replaying into "
                 "it would add every replayed record a second time",

@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 
 from cdcsync.errors import DecodeError
 from cdcsync.formats import vocabulary
+from cdcsync.formats.spec import format_spec
 from cdcsync.sinks import hudi
 
 APPLIED = "truncated"  # ledger: truncates applied (their records are counted skipped: they carry no row)
@@ -26,7 +27,7 @@ APPLIED = "truncated"  # ledger: truncates applied (their records are counted sk
 
 def applies(cfg) -> bool:
     """Only Debezium's envelope has an op "t"; Canal's TRUNCATE carries no log position to compare with."""
-    return vocabulary.envelope_of(cfg.source.format) == "debezium-json"
+    return format_spec(cfg.source.format).reads_as == "debezium-json"
 
 
 def flag() -> Column:

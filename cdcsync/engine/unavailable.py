@@ -15,7 +15,7 @@ import base64
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from cdcsync.formats import vocabulary
+from cdcsync.formats.spec import format_spec
 from cdcsync.schema.spark.columns import Col
 from cdcsync.sinks import hudi
 
@@ -27,7 +27,7 @@ _TYPES = ("STRING", "BINARY")  # the only types Debezium puts the placeholder in
 
 def applies(cfg) -> bool:
     """Only Debezium's envelope has the placeholder (its JSON and Avro forms)."""
-    return vocabulary.envelope_of(cfg.source.format) == "debezium-json"
+    return format_spec(cfg.source.format).reads_as == "debezium-json"
 
 
 def forms(placeholder: str) -> list[str]:

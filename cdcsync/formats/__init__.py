@@ -1,31 +1,18 @@
 """Message formats parsed in Python (no JVM): one decoder per envelope behind `Decoder.parse`. Their Spark SQL
 twins are in formats/spark/."""
 
-from cdcsync.formats import avro, canal, debezium, delimited, maxwell, plain_json, raw
+from cdcsync.formats import avro
 from cdcsync.formats.base import BadRecord, Change, Coord, Decoder
 from cdcsync.formats.key_fields import KeyedDecoder
+from cdcsync.formats.spec import FORMATS, format_spec
 from cdcsync.formats.state import final_state
 from cdcsync.formats.upserts import Upserts
 
-_REGISTRY = {
-    "debezium-json": debezium.DebeziumDecoder,
-    "canal-json": canal.CanalDecoder,
-    "maxwell-json": maxwell.MaxwellDecoder,
-    "json": plain_json.JsonDecoder,
-    "csv": delimited.CsvDecoder,
-    "raw": raw.RawDecoder,
-    "avro": avro.AvroDecoder,  # needs schema=<.avsc text>
-    "avro-confluent": avro.AvroConfluentDecoder,  # needs registry=RegistryClient(…)
-}
-FORMATS = tuple(_REGISTRY)
-
 
 def get_decoder(fmt: str, **options) -> Decoder:
-    """The decoder for a `source.format` name. Options: typed, max_bytes, columns, field_delimiter (csv), schema
-    (avro), registry (avro-confluent)."""
-    if fmt not in _REGISTRY:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(_REGISTRY)}")
-    return _REGISTRY[fmt](**options)
+    """The decoder for a `source.format` name (formats/spec.py). Options: typed, max_bytes, columns,
+    field_delimiter (csv), schema (avro: the .avsc text), registry (avro-confluent: a RegistryClient)."""
+    return format_spec(fmt).decoder_class()(**options)
 
 
 def decoder_for(src, registry=None, primary_key: list[str] | None = None) -> Decoder:
@@ -35,9 +22,9 @@ def decoder_for(src, registry=None, primary_key: list[str] | None = None) -> Dec
     options = {"max_bytes": src.max_message_bytes}
     if src.format == "csv":
         options.update(columns=src.csv_columns, field_delimiter=src.csv_field_delimiter)
-    if src.format == "avro":
+    if format_spec(src.format).writer_schema == "file":
         options["schema"] = src.avsc()
-    if src.format == "avro-confluent":
+    if format_spec(src.format).writer_schema == "registry":
         options["registry"] = registry
     value = get_decoder(src.format, **{k: v for k, v in options.items() if v is not None})
     read_key = avro.key_reader(src.key_format, src.avsc(key=True), registry)

@@ -15,19 +15,8 @@ from types import MappingProxyType
 # A decoded record's kind: Python's Change.op, and its one-letter code in the Spark `_op` column (NULL: bad).
 UPSERT, DELETE, SKIP = "upsert", "delete", "skip"
 
-# Formats decoded into another's envelope: Avro records become the text JsonConverter writes (formats/avro_connect.py)
-_DECODED_AS = MappingProxyType({"avro": "debezium-json", "avro-confluent": "debezium-json"})
-
-
-def envelope_of(fmt: str) -> str:
-    """The envelope a format's records are read as, for every rule that depends on it (keys, schema, ordering)."""
-    return _DECODED_AS.get(fmt, fmt)
 SPARK_OP = MappingProxyType({UPSERT: "u", DELETE: "d", SKIP: "s"})
 
-# Topics of plain rows: formats whose value is the row itself ("avro" when its .avsc is not a Debezium envelope;
-# "avro-confluent" record by record), as opposed to change envelopes that carry their own delete events.
-ROW_FORMATS = ("json", "csv", "raw", "avro")
-FIELD_ROW_FORMATS = ("json", "csv", "avro", "avro-confluent")  # rows with named fields: [source] deleted_field
 TOMBSTONE_DELETE = "delete"  # [source] tombstones: a keyed null value deletes its key (Flink's upsert-kafka)
 DELETED_TEXT = "true"  # deleted_field's value that marks a delete: JSON true, or this text (Debezium writes "true")
 
@@ -157,4 +146,3 @@ MAXWELL = Envelope(
     ("database", "table"), "primary_key_columns", "data", "data", ("position", "xoffset", "server_id"),
     MappingProxyType({"table-": DDL, "database-": DDL}),
 )
-DROP_FORMATS = (DEBEZIUM.format, CANAL.format, MAXWELL.format)  # formats that read a DROP_TABLE (Avro: not read)

@@ -22,6 +22,7 @@ from cdcsync.formats import vocabulary as v
 from cdcsync.formats.spark import avro, position
 from cdcsync.formats.spark.avro import WriterSchemas
 from cdcsync.formats.spark.key_fields import key_object, key_text, with_key_fields
+from cdcsync.formats.spec import format_spec
 
 _SOURCE = ("STRUCT<db: STRING, schema: STRING, table: STRING, ts_ms: BIGINT, "
            + ", ".join(f"{name}: STRING" for name in position.SOURCE_FIELDS) + ">")
@@ -372,12 +373,13 @@ def decode_envelope(raw_df: DataFrame, fmt: str, csv_columns: list[str] | None =
     df = kafka_columns(raw_df)
     if writers is not None and writers.keys is not None:
         df = avro.with_key_text(df, writers.keys)
-    if fmt in ("avro", "avro-confluent"):
+    decoder = globals()[format_spec(fmt).spark_decoder]  # this module's function the format's spec names
+    if format_spec(fmt).writer_schema:
         if writers is None or writers.values is None:
             raise ValueError(f"the {fmt} format needs the batch's writer schemas of the values")
-        env = debezium_avro(df, writers.values)
+        env = decoder(df, writers.values)
+    elif decoder is csv:
+        env = _guard_utf8(csv(df, csv_columns or [], csv_delimiter))
     else:
-        decoders = {"debezium-json": debezium, "canal-json": canal, "maxwell-json": maxwell, "json": plain_json,
-                    "raw": raw, "csv": lambda d: csv(d, csv_columns or [], csv_delimiter)}
-        env = _guard_utf8(decoders[fmt](df))
+        env = _guard_utf8(decoder(df))
     return with_key_fields(env, key_fields) if key_fields else env

@@ -30,7 +30,6 @@ from pyspark.sql import functions as F
 
 from cdcsync.formats import vocabulary
 
-BINLOG = (vocabulary.DEBEZIUM.format, vocabulary.MAXWELL.format)  # envelopes whose positions may be binlog ones
 # Debezium's source block, every field as text: a connector's number that overflows or arrives quoted still reads
 SOURCE_FIELDS = tuple(path.removeprefix("source.") for path in vocabulary.DEBEZIUM.position)
 

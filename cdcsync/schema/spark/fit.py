@@ -12,11 +12,11 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync.formats.spec import format_spec
 from cdcsync.schema.spark.columns import NAME, PLAIN, Col
 from cdcsync.schema.spark.infer import infer_batch_columns
 
 SAMPLE_ROWS = 10_000  # rows a table's first batch infers its columns from before the check over all of them
-_SCHEMALESS = ("json", "debezium-json", "canal-json", "maxwell-json")  # Avro always carries a schema
 # the types Spark's JSON inference gives schemaless values (DECIMAL only for integers past BIGINT: not kept)
 _CHECKABLE = ("BIGINT", "DOUBLE", "BOOLEAN", "STRING")
 
@@ -25,7 +25,7 @@ def kept_columns(env: DataFrame, cfg, table: list[Col]) -> list[Col] | None:
     """The columns to try this batch with, or None when the batch must be inferred the full way: a format whose
     rows may carry their schema, or a [schema]/[source] option that reshapes the inferred columns."""
     s = cfg.source
-    if s.format not in _SCHEMALESS or s.key_fields or cfg.schema.columns \
+    if not format_spec(s.format).schemaless or s.key_fields or cfg.schema.columns \
             or cfg.schema.flatten_nested_columns or cfg.schema.primitive_as_string:
         return None
     cols = table

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 from cdcsync.formats.debezium_types import DECIMAL_NAME, field_type
 from cdcsync.formats.mysql_types import mysql_type
-from cdcsync.formats.vocabulary import envelope_of
+from cdcsync.formats.spec import format_spec
 from cdcsync.schema.spark import columns as C
 from cdcsync.schema.spark.columns import PLAIN, Col
 from cdcsync.schema.types import parse_type, widen
@@ -106,7 +106,7 @@ def infer_batch_columns(env: DataFrame, fmt: str, key_fields: list[str] | None =
     a schema envelope does not name; `deleted_field`: a field the decoder took out of the row images, which an Avro
     row's schema still names; `order`: names whose order the format fixes (csv_columns), first in that order."""
     rows = env.filter(F.col("_op").isin("u", "d"))
-    if envelope_of(fmt) == "debezium-json":
+    if format_spec(fmt).reads_as == "debezium-json":
         usable = {h: [c for c in cols if c.name != deleted_field] for h, cols in _debezium_versions(rows)
                   if cols is not None}
         if usable and key_fields:

@@ -9,7 +9,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync.errors import SchemaError
-from cdcsync.formats.vocabulary import envelope_of
+from cdcsync.formats.spec import Types, format_spec
 from cdcsync.schema.options import FLATTEN_SEP as SEP
 from cdcsync.schema.spark.columns import JSON_TEXT, ONE_PARSE, Col
 from cdcsync.schema.spark.infer import BatchColumns, from_spark_type, infer_batch_columns, is_object
@@ -36,18 +36,19 @@ def batch_columns(env: DataFrame, cfg) -> tuple[DataFrame, BatchColumns]:
 
 def envelope_typed(env: DataFrame, fmt: str) -> bool:
     """Did a Debezium schema envelope state this batch's types (authoritative, as in infer-schema)?"""
-    if envelope_of(fmt) != "debezium-json":
+    if format_spec(fmt).reads_as != "debezium-json":
         return False
     return bool(env.where(F.col("_op").isin("u", "d") & F.col("_schema").isNotNull()).limit(1).count())
 
 
 def rows_decide_types(env: DataFrame, fmt: str) -> bool:
     """Were this batch's types inferred from the row images' JSON values (no envelope schema, no mysqlType)?"""
-    if fmt in ("json", "maxwell-json"):
-        return True
-    if fmt == "canal-json":
+    traits = format_spec(fmt)
+    if traits.types is Types.MYSQL_TYPES:
         return not env.where(F.col("_op").isin("u", "d") & F.col("_types").isNotNull()).limit(1).count()
-    return envelope_of(fmt) == "debezium-json" and not envelope_typed(env, fmt)
+    if traits.reads_as == "debezium-json":
+        return not envelope_typed(env, fmt)
+    return traits.types is Types.JSON_VALUES
 
 
 def flatten(env: DataFrame) -> tuple[DataFrame, dict[str, list[Col]]]:
