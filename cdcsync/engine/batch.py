@@ -26,6 +26,7 @@ from cdcsync.formats.spark.envelope import decode_envelope
 from cdcsync.formats.spark.upserts import with_upserts
 from cdcsync.formats.spec import format_spec
 from cdcsync.formats.upserts import Upserts
+from cdcsync.formats.vocabulary import OP_SKIP
 from cdcsync.kafka.header_filter import parse as parse_header_filter
 from cdcsync.schema.spark import fit, shape
 from cdcsync.schema.spark.columns import Col, schema_to_json, typed_row
@@ -73,7 +74,7 @@ def _decoded(source, schemas, upserts: Upserts, raw: DataFrame) -> DataFrame:
         keep = parse_header_filter(source.header_filter).spark_condition(F.col("_kafka_headers"))
         env = env.withColumns({"_skip": F.when(~keep, vocabulary.FILTERED).otherwise(F.col("_skip")),
                                "_bad": F.when(~keep, None).otherwise(F.col("_bad")),
-                               "_op": F.when(~keep, "s").otherwise(F.col("_op"))})
+                               "_op": F.when(~keep, OP_SKIP).otherwise(F.col("_op"))})
     return env
 
 

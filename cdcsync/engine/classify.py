@@ -13,6 +13,7 @@ from cdcsync.errors import ConfigError
 from cdcsync.formats import vocabulary
 from cdcsync.formats.spark.key_fields import key_object, key_text
 from cdcsync.formats.spec import format_spec
+from cdcsync.formats.vocabulary import CHANGE_OPS, OP_DELETE, OP_SKIP, OP_UPSERT
 from cdcsync.schema.spark.columns import NAME, Col
 from cdcsync.sinks import hudi
 
@@ -26,13 +27,13 @@ def resolve_primary_key(cfg, env: DataFrame, state: TableState) -> list[str]:
         return list(cfg.source.key_fields)
     fmt, traits = cfg.source.format, format_spec(cfg.source.format)
     if traits.key_columns_from == "message":
-        live = F.col("_op").isin("u", "d")  # a bad or skipped message's key says nothing about the table
+        live = F.col("_op").isin(*CHANGE_OPS)  # a bad or skipped message's key says nothing about the table
         row = env.where(live & F.col("_pk").isNotNull() & (F.size("_pk") > 0)).select("_pk").first()
         if row:
             return list(row[0])
     if traits.key_columns_from == "kafka_key":
         keys = F.json_object_keys(key_object(key_text(env)))
-        row = (env.where(F.col("_op").isin("u", "d") & F.col("_kafka_key").isNotNull()).select(keys.alias("k"))
+        row = (env.where(F.col("_op").isin(*CHANGE_OPS) & F.col("_kafka_key").isNotNull()).select(keys.alias("k"))
                .where(F.col("k").isNotNull() & (F.size("k") > 0)).first())
         if row:
             return list(row[0])
@@ -60,7 +61,7 @@ def unnamable_columns_are_bad(cols: list[Col], env: DataFrame, existing: list[st
     if not bad:
         return cols, env
     carries = F.exists(F.json_object_keys(F.coalesce("_row", "_key_row")), lambda k: k.isin(bad))
-    hit = F.col("_bad").isNull() & F.coalesce(F.col("_op") != "s", F.lit(False)) & F.coalesce(carries, F.lit(False))
+    hit = F.col("_bad").isNull() & F.coalesce(F.col("_op") != OP_SKIP, F.lit(False)) & F.coalesce(carries, F.lit(False))
     detail = (f"column name(s) {', '.join(map(repr, bad))} cannot be stored in a Hudi table (letters, digits and _ "
               "only, not starting with a digit, and not another column's name in other letter case): rename the "
               "column upstream, or replay after a fix")
@@ -76,8 +77,9 @@ def classified(df: DataFrame, pk: list[str], schema_err: Column, ordering_field:
     `ordering_field`: a custom one, which an upsert must fill (Hudi cannot order a null: 0.x refused it, 1.x fails
     the merge or, in a MERGE_ON_READ log, every read after it)."""
     key_cols = [F.col(f"_t.`{k}`") for k in pk]
-    unordered = (F.col("_op") != "d") & F.col(f"_t.`{ordering_field}`").isNull() if ordering_field else F.lit(False)
-    reason = (F.when(F.col("_op") == "s", F.lit(None))
+    unordered = ((F.col("_op") != OP_DELETE) & F.col(f"_t.`{ordering_field}`").isNull() if ordering_field
+                 else F.lit(False))
+    reason = (F.when(F.col("_op") == OP_SKIP, F.lit(None))
               .when(F.col("_bad").isNotNull(), F.col("_bad"))
               .when(schema_err.isNotNull(), vocabulary.SCHEMA_VALIDATION)
               .when(F.size("_cast_bad") > 0, vocabulary.BAD_VALUE)
@@ -95,14 +97,14 @@ def classified(df: DataFrame, pk: list[str], schema_err: Column, ordering_field:
                           "key's others: fill it upstream, or leave [sink] ordering_field unset to order by the "
                           "source's log"))
               .when(reason == vocabulary.TRANSFORM_FAILED, transform_err))
-    klass = (F.when(F.col("_op") == "s", "skipped").when(reason.isNotNull(), "bad")
-             .when(F.col("_op") == "d", "deleted").otherwise("upserted"))
+    klass = (F.when(F.col("_op") == OP_SKIP, "skipped").when(reason.isNotNull(), "bad")
+             .when(F.col("_op") == OP_DELETE, "deleted").otherwise("upserted"))
     return df.select("*", klass.alias("_class"), reason.alias("_reason"), detail.alias("_reason_detail"))
 
 
 def _upsert_failed(transform_err: Column | None) -> Column:
     """An upsert [transform] sql cannot compute (a delete passes by its key: its other columns may be NULL)."""
-    return F.lit(False) if transform_err is None else (F.col("_op") != "d") & transform_err.isNotNull()
+    return F.lit(False) if transform_err is None else (F.col("_op") != OP_DELETE) & transform_err.isNotNull()
 
 
 def _any_null(cols: list[Column]) -> Column:
@@ -142,7 +144,7 @@ def schema_check(cfg) -> Column:
             f"{err.message[:300]}"
 
     udf = F.udf(check, "string")
-    return F.when(F.col("_op") == "u", udf(F.col("_row")))
+    return F.when(F.col("_op") == OP_UPSERT, udf(F.col("_row")))
 
 
 _VALIDATORS: dict[str, object] = {}

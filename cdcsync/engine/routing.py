@@ -42,6 +42,7 @@ from cdcsync.engine.progress import Isolation, Progress
 from cdcsync.engine.sync import with_write_retries
 from cdcsync.errors import ConfigError, SinkError
 from cdcsync.formats import vocabulary
+from cdcsync.formats.vocabulary import CHANGE_OPS
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.schema.spark.columns import NAME
 from cdcsync.schema.spark.evolution import ColumnChange
@@ -140,7 +141,7 @@ def sync_routed(pipe, batch: BatchInput, env: DataFrame) -> BatchResult:
     dropped = drops.routed(pipe, batch, env)  # said, or refused, before any routed table is written
     # a table with only skipped records in this batch (DDL, filtered) gets no commit: its key may be unknown; one
     # with a truncate to apply does, once it has a commit (a table without one holds no rows to remove)
-    changed = F.col("_op").isin("u", "d") | F.col("_bad").isNotNull()
+    changed = F.col("_op").isin(*CHANGE_OPS) | F.col("_bad").isNotNull()
     cut = truncate.flag() if truncate.applies(cfg) and cfg.source.on_truncate != "skip" else F.lit(False)
     found = (env.where(F.col("_target").isNotNull() & (changed | cut)).groupBy("_route", "_target")
              .agg(F.max(changed).alias("changed")).collect())

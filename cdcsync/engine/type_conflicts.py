@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync.formats.vocabulary import CHANGE_OPS
 from cdcsync.schema.spark.columns import PLAIN, Col
 from cdcsync.schema.spark.evolution import promotable
 from cdcsync.schema.spark.shape import rows_decide_types
@@ -112,7 +113,7 @@ def _majority(env: DataFrame, vote: list[Col]) -> dict[str, str]:
     if not vote:
         return {}
     image = "_row_nested" if "_row_nested" in env.columns else "_row"  # flattening re-encodes values as text
-    text = F.when(F.col("_op").isin("u", "d"), F.coalesce(image, "_key_row"))
+    text = F.when(F.col("_op").isin(*CHANGE_OPS), F.coalesce(image, "_key_row"))
     aggs = []
     for c in vote:
         aggs.append(F.count(F.from_json(text, f"`{c.name}` STRING")[c.name]))

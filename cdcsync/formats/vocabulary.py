@@ -16,6 +16,8 @@ from types import MappingProxyType
 UPSERT, DELETE, SKIP = "upsert", "delete", "skip"
 
 SPARK_OP = MappingProxyType({UPSERT: "u", DELETE: "d", SKIP: "s"})
+OP_UPSERT, OP_DELETE, OP_SKIP = SPARK_OP[UPSERT], SPARK_OP[DELETE], SPARK_OP[SKIP]
+CHANGE_OPS = (OP_UPSERT, OP_DELETE)  # the `_op` codes of a row image (not skipped, not bad)
 
 TOMBSTONE_DELETE = "delete"  # [source] tombstones: a keyed null value deletes its key (Flink's upsert-kafka)
 DELETED_TEXT = "true"  # deleted_field's value that marks a delete: JSON true, or this text (Debezium writes "true")

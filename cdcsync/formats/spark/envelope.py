@@ -49,7 +49,6 @@ def kafka_columns(raw: DataFrame) -> DataFrame:
     )
 
 
-_U, _D, _S = (v.SPARK_OP[k] for k in (v.UPSERT, v.DELETE, v.SKIP))
 _JSON = {"allowSingleQuotes": "false"}  # Spark's default reads {'a': 1}, which is not JSON
 
 
@@ -242,8 +241,8 @@ def _debezium_changes(df: DataFrame, read, body: _Bytes) -> DataFrame:
     detail = detail.otherwise(_detail(bad))
     df, skip = _stage(df, "_skip", F.when(body.tombstone, v.TOMBSTONE).when(bad.isNotNull(), None)
                       .when(no_op, body.non_row).otherwise(_skip_reason(op, V)))
-    out_op = (F.when(skip.isNotNull(), _S).when(bad.isNotNull(), None)
-              .when(_in(op, V.delete), _D).otherwise(_U))
+    out_op = (F.when(skip.isNotNull(), v.OP_SKIP).when(bad.isNotNull(), None)
+              .when(_in(op, V.delete), v.OP_DELETE).otherwise(v.OP_UPSERT))
     table = _table([read(head)[rest] for head, rest in (path.split(".") for path in V.table)])
     if body.dropped is not None:  # a DROP TABLE names its table in tableChanges, not in source (a list there)
         table = F.when(skip == v.DROP_TABLE, F.coalesce(body.dropped, table)).otherwise(table)
@@ -282,10 +281,11 @@ def canal(df: DataFrame) -> DataFrame:
               .otherwise(_detail(bad)))
     df, skip = _stage(df, "_skip", F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None)
                       .when(skip_type.isNotNull(), skip_type).when(ddl, v.DDL))
-    op = F.when(skip.isNotNull(), _S).when(bad.isNotNull(), None).when(_in(t, V.delete), _D).otherwise(_U)
+    op = (F.when(skip.isNotNull(), v.OP_SKIP).when(bad.isNotNull(), None).when(_in(t, V.delete), v.OP_DELETE)
+          .otherwise(v.OP_UPSERT))
     table = _table([F.col("_e")[name] for name in V.table])
     # a row per element of a row change; one for a skipped or bad message, as the Python decoder counts them
-    df = df.select("*", F.posexplode_outer(F.when(op.isin(_U, _D), data)).alias("_pos", "_elem"))
+    df = df.select("*", F.posexplode_outer(F.when(op.isin(v.OP_UPSERT, v.OP_DELETE), data)).alias("_pos", "_elem"))
     return _finish(df, op=op, skip=skip, bad=bad, bad_detail=detail, table=table, row=F.col("_elem"),
                    ts_ms=F.coalesce(F.col("_e.es"), F.col("_e.ts")), types=F.to_json(F.col("_e.mysqlType")),
                    pk=F.col("_e")[V.key], pos=F.coalesce(F.col("_pos"), F.lit(0)))
@@ -312,7 +312,8 @@ def maxwell(df: DataFrame) -> DataFrame:
               .when(bad == v.BAD_OP, F.concat(F.lit(f"unknown {V.label} type '"), t, F.lit("'")))
               .otherwise(_detail(bad)))
     df, skip = _stage(df, "_skip", F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None).otherwise(skip_type))
-    op = F.when(skip.isNotNull(), _S).when(bad.isNotNull(), None).when(_in(t, V.delete), _D).otherwise(_U)
+    op = (F.when(skip.isNotNull(), v.OP_SKIP).when(bad.isNotNull(), None).when(_in(t, V.delete), v.OP_DELETE)
+          .otherwise(v.OP_UPSERT))
     table = _table([F.col("_e")[name] for name in V.table])
     return _finish(df, op=op, skip=skip, bad=bad, bad_detail=detail, table=table, row=F.col("_e.data"),
                    ts_ms=F.col("_e.ts") * 1000, pk=F.col("_e.primary_key_columns"),
@@ -325,7 +326,7 @@ def plain_json(df: DataFrame) -> DataFrame:
     bad = (F.when(tombstone, None).when(_trailing(F.col("_value")) | _invalid_json(F.col("_value")), v.INVALID_JSON)
            .when(~_is_object(F.col("_value")), v.NOT_AN_OBJECT))
     df, bad = _stage(df, "_bad", bad)
-    op = F.when(tombstone, _S).when(bad.isNotNull(), None).otherwise(_U)
+    op = F.when(tombstone, v.OP_SKIP).when(bad.isNotNull(), None).otherwise(v.OP_UPSERT)
     return _finish(df, op=op, skip=F.when(tombstone, v.TOMBSTONE), bad=bad, bad_detail=_detail(bad),
                    row=F.col("_value"))
 
@@ -348,13 +349,13 @@ def csv(df: DataFrame, columns: list[str], delimiter: str) -> DataFrame:
     df, bad = _stage(df, "_bad", bad)
     detail = (F.when(bad == v.BAD_FIELD_COUNT, F.format_string(f"expected {len(columns)} fields, found %d", n_fields))
               .otherwise(_detail(bad)))
-    op = F.when(tombstone, _S).when(bad.isNotNull(), None).otherwise(_U)
+    op = F.when(tombstone, v.OP_SKIP).when(bad.isNotNull(), None).otherwise(v.OP_UPSERT)
     return _finish(df, op=op, skip=F.when(tombstone, v.TOMBSTONE), bad=bad, bad_detail=detail, row=F.to_json(parsed))
 
 
 def raw(df: DataFrame) -> DataFrame:
     tombstone = F.col("_value").isNull()
-    op = F.when(tombstone, _S).otherwise(_U)
+    op = F.when(tombstone, v.OP_SKIP).otherwise(v.OP_UPSERT)
     return _finish(df, op=op, skip=F.when(tombstone, v.TOMBSTONE),
                    row=F.to_json(F.struct(F.col("_value").alias("value"))))
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync.formats.vocabulary import CHANGE_OPS
+
 
 def key_text(df: DataFrame) -> Column:
     """The key as JSON text: the decoded Avro key when there is one, else the key's bytes as UTF-8."""
@@ -43,5 +45,5 @@ def with_key_fields(env: DataFrame, names: list[str]) -> DataFrame:
     at = F.instr(row, "{")
     rest = row.substr(at + 1, F.length(row))
     spliced = F.concat(row.substr(F.lit(1), at), extra, F.when(rest.rlike(r"^\s*\}"), "").otherwise(","), rest)
-    keep = row.isNull() | ~F.col("_op").isin("u", "d") | (extra == "") | (at == 0)
+    keep = row.isNull() | ~F.col("_op").isin(*CHANGE_OPS) | (extra == "") | (at == 0)
     return env.withColumn("_row", F.when(keep, row).otherwise(spliced))

@@ -12,7 +12,6 @@ from cdcsync.formats import vocabulary as v
 from cdcsync.formats.spark.key_fields import key_object, key_text, member_json
 from cdcsync.formats.upserts import Upserts, deleted_field_detail, missing_key_detail
 
-_D = v.SPARK_OP[v.DELETE]
 # a JSON value that is no object or array; strings unrolled and possessive (Java's engine recurses per character)
 _SCALAR = r'(?:true|false|null|"[^"\\]*+(?:\\.[^"\\]*+)*+"|-?[0-9][0-9.eE+-]*+)'
 
@@ -40,7 +39,7 @@ def _tombstone_deletes(env: DataFrame, key_fields: list[str]) -> DataFrame:
     tomb, image = F.col("_tomb_key").isNotNull(), F.col("_tomb_key")
     lost = image == ""  # a tombstone whose key names no row
     return env.withColumns({  # one projection: each plan step is analysed again over the whole plan
-        "_op": F.when(tomb, F.when(~lost, _D)).otherwise(F.col("_op")),
+        "_op": F.when(tomb, F.when(~lost, v.OP_DELETE)).otherwise(F.col("_op")),
         "_skip": F.when(tomb, None).otherwise(F.col("_skip")),
         "_bad": F.when(tomb & lost, v.MISSING_KEY).otherwise(F.col("_bad")),
         "_bad_detail": F.when(tomb & lost, missing_key_detail(key_fields)).otherwise(F.col("_bad_detail")),
@@ -51,7 +50,7 @@ def _flattened(env: DataFrame, name: str) -> DataFrame:
     """`name` is a plain name (config.schema), so it needs no quoting inside the patterns."""
     row = F.col("_row")
     member = rf'\s*+"{name}"\s*+:\s*+{_SCALAR}\s*+'
-    live = F.col("_op").isin("u", "d") & row.isNotNull()
+    live = F.col("_op").isin(*v.CHANGE_OPS) & row.isNotNull()
     carried = live & F.coalesce(F.array_contains(F.json_object_keys(row), name), F.lit(False))
     value = F.get_json_object(row, f"$.{name}")
     # the one member found by a text search over the image, at any depth, must be the row's own
@@ -67,6 +66,6 @@ def _flattened(env: DataFrame, name: str) -> DataFrame:
                                 f"([{{,]){member}(?:,|(?=\\}}))", "$1")
     return env.withColumns({
         "_row": F.when(ok, stripped).otherwise(row),
-        "_op": F.when(bad, None).when(flag == f"={v.DELETED_TEXT}", _D).otherwise(F.col("_op")),
+        "_op": F.when(bad, None).when(flag == f"={v.DELETED_TEXT}", v.OP_DELETE).otherwise(F.col("_op")),
         "_bad": F.when(bad, v.BAD_VALUE).otherwise(F.col("_bad")),
         "_bad_detail": F.when(bad, deleted_field_detail(name)).otherwise(F.col("_bad_detail"))}).drop("_flag")

@@ -13,6 +13,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync.formats.spec import format_spec
+from cdcsync.formats.vocabulary import CHANGE_OPS
 from cdcsync.schema.spark.columns import NAME, PLAIN, Col
 from cdcsync.schema.spark.infer import infer_batch_columns
 
@@ -81,7 +82,7 @@ def misfit(cols: list[Col]) -> Column:
             wrong.append(F.isnan(value) | value.isin(float("inf"), float("-inf")))
     extra = F.size(F.array_except(F.json_object_keys(_row_text()), F.array(*(F.lit(c.name) for c in cols)))) > 0
     carries_schema = F.col("_schema").isNotNull() | F.col("_types").isNotNull()
-    return F.coalesce(F.col("_op").isin("u", "d") & (carries_schema | extra | _any(wrong)), F.lit(False))
+    return F.coalesce(F.col("_op").isin(*CHANGE_OPS) & (carries_schema | extra | _any(wrong)), F.lit(False))
 
 
 def _row_text() -> Column:

@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 from cdcsync.formats.debezium_types import DECIMAL_NAME, field_type
 from cdcsync.formats.mysql_types import mysql_type
 from cdcsync.formats.spec import format_spec
+from cdcsync.formats.vocabulary import CHANGE_OPS
 from cdcsync.schema.spark import columns as C
 from cdcsync.schema.spark.columns import PLAIN, Col
 from cdcsync.schema.types import parse_type, widen
@@ -105,7 +106,7 @@ def infer_batch_columns(env: DataFrame, fmt: str, key_fields: list[str] | None =
     and then by name; several schema versions widen to one. `key_fields`: columns the rows took from the key, which
     a schema envelope does not name; `deleted_field`: a field the decoder took out of the row images, which an Avro
     row's schema still names; `order`: names whose order the format fixes (csv_columns), first in that order."""
-    rows = env.filter(F.col("_op").isin("u", "d"))
+    rows = env.filter(F.col("_op").isin(*CHANGE_OPS))
     if format_spec(fmt).reads_as == "debezium-json":
         usable = {h: [c for c in cols if c.name != deleted_field] for h, cols in _debezium_versions(rows)
                   if cols is not None}

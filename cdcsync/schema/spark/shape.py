@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 
 from cdcsync.errors import SchemaError
 from cdcsync.formats.spec import Types, format_spec
+from cdcsync.formats.vocabulary import CHANGE_OPS
 from cdcsync.schema.options import FLATTEN_SEP as SEP
 from cdcsync.schema.spark.columns import JSON_TEXT, ONE_PARSE, Col
 from cdcsync.schema.spark.infer import BatchColumns, from_spark_type, infer_batch_columns, is_object
@@ -38,14 +39,14 @@ def envelope_typed(env: DataFrame, fmt: str) -> bool:
     """Did a Debezium schema envelope state this batch's types (authoritative, as in infer-schema)?"""
     if format_spec(fmt).reads_as != "debezium-json":
         return False
-    return bool(env.where(F.col("_op").isin("u", "d") & F.col("_schema").isNotNull()).limit(1).count())
+    return bool(env.where(F.col("_op").isin(*CHANGE_OPS) & F.col("_schema").isNotNull()).limit(1).count())
 
 
 def rows_decide_types(env: DataFrame, fmt: str) -> bool:
     """Were this batch's types inferred from the row images' JSON values (no envelope schema, no mysqlType)?"""
     traits = format_spec(fmt)
     if traits.types is Types.MYSQL_TYPES:
-        return not env.where(F.col("_op").isin("u", "d") & F.col("_types").isNotNull()).limit(1).count()
+        return not env.where(F.col("_op").isin(*CHANGE_OPS) & F.col("_types").isNotNull()).limit(1).count()
     if traits.reads_as == "debezium-json":
         return not envelope_typed(env, fmt)
     return traits.types is Types.JSON_VALUES
@@ -91,7 +92,7 @@ def _as_text(struct):
 def _nested_schema(env: DataFrame):
     """Spark's JSON inference over the batch's object row images, with the options infer_batch_columns uses."""
     spark = env.sparkSession
-    text = env.where(F.col("_op").isin("u", "d") & is_object("_row")).select("_row")
+    text = env.where(F.col("_op").isin(*CHANGE_OPS) & is_object("_row")).select("_row")
     jvm = spark._jvm
     assert jvm is not None  # set from the session's start (pyspark asserts the same)
     enc = jvm.org.apache.spark.sql.Encoders.STRING()
