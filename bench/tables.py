@@ -200,12 +200,13 @@ def _run_profiled(cmd: list[str]) -> tuple[measure.Measured, dict]:
     JVM's threads by name with digits folded ("Executor task launch worker for task #": Spark's tasks; "Thread-#":
     the JVM side of the driver's Python threads, planning; "dag-scheduler-event-loop"; "C2 CompilerThread#", "GC
     Thread##"), and the busiest single thread of any process. Read from /proc every half second while they live,
-    each thread's last reading kept (its last half second is lost). A shared machine's load shows in the wall
-    time, not in these."""
+    each process's and each thread's last reading kept: a process's own figure holds its threads that ended, a
+    thread's loses its last half second. A shared machine's load shows in the wall time, not in these."""
     import threading
 
     tick, done = os.sysconf("SC_CLK_TCK"), threading.Event()
     threads: dict[tuple[int, int], tuple[str, str, int]] = {}  # (pid, tid) -> (process, thread name, ticks)
+    processes: dict[int, tuple[str, int]] = {}  # pid -> (process, ticks of all its threads, ended ones included)
     before = set(_tree(os.getpid()))  # a broker this bench started is not the run's
 
     def sample() -> None:
@@ -213,8 +214,9 @@ def _run_profiled(cmd: list[str]) -> tuple[measure.Measured, dict]:
             for pid in set(_tree(os.getpid())) - before:
                 try:
                     process = Path(f"/proc/{pid}/comm").read_text().strip()
+                    processes[pid] = (process, _thread_stat(Path(f"/proc/{pid}/stat"))[1])
                     tasks = list(Path(f"/proc/{pid}/task").iterdir())
-                except OSError:  # ended meanwhile
+                except (OSError, IndexError, ValueError):  # ended meanwhile
                     continue
                 for task in tasks:
                     try:
@@ -229,10 +231,10 @@ def _run_profiled(cmd: list[str]) -> tuple[measure.Measured, dict]:
     done.set()
     sampler.join()
     kinds, groups = Counter(), Counter()
+    for process, ticks in processes.values():
+        kinds["jvm" if process == "java" else "python" if process.startswith("python") else "other"] += ticks
     for process, name, ticks in threads.values():
-        kind = "jvm" if process == "java" else "python" if process.startswith("python") else "other"
-        kinds[kind] += ticks
-        if kind == "jvm":
+        if process == "java":
             groups[re.sub(r"\d+", "#", name)] += ticks
     busiest = max(threads.values(), key=lambda t: t[2], default=("", "", 0))
     return m, {"total": round(sum(kinds.values()) / tick, 1), "python": round(kinds["python"] / tick, 1),

@@ -29,8 +29,8 @@ def test_each_width_has_its_median_spread_and_the_speedup_of_the_medians():
 
 
 def test_a_run_s_cpu_is_told_apart_by_process_and_its_busiest_thread_named():
-    # 1 s of CPU in a thread, then 1.5 s idle: samples every 0.5 s see the thread and, after it, the whole (a loaded
-    # machine delays the sampler, so the margins are wide)
+    # 1 s of CPU in a thread, then 1.5 s idle: a sample after the thread ended still counts it in its process's
+    # figure; the thread's own reading may lack its last half second (more when a loaded machine delays the sampler)
     spin = ("import threading, time\n"
             "def spin():\n    t = time.process_time()\n    while time.process_time() - t < 1.0: pass\n"
             "w = threading.Thread(target=spin); w.start(); w.join(); time.sleep(1.5)")
@@ -38,7 +38,7 @@ def test_a_run_s_cpu_is_told_apart_by_process_and_its_busiest_thread_named():
     assert m.returncode == 0
     assert cpu["jvm"] == 0 and cpu["jvm_threads"] == {}
     assert 0.8 <= cpu["python"] <= cpu["total"] and cpu["busiest_thread"]["process"].startswith("python")
-    assert cpu["busiest_thread"]["cpu_seconds"] >= 0.4
+    assert cpu["busiest_thread"]["cpu_seconds"] >= 0.3
 
 
 def test_a_thread_name_holding_a_parenthesis_is_read_whole(tmp_path):

@@ -10,7 +10,9 @@ from cdcsync.formats import vocabulary as v
 
 ROOT = Path(__file__).resolve().parents[3]
 CODE = "|".join(map(re.escape, v.SPARK_OP.values()))
-LITERAL = re.compile(rf"""F\.col\("_op"\)\s*(?:[!=]=\s*|\.isin\([^)]*)["'](?:{CODE})["']|F\.when\([^()]*,\s*["'](?:{CODE})["']\)""")
+COMPARED = rf"""F\.col\("_op"\)\s*(?:[!=]=\s*|\.isin\([^)]*)["'](?:{CODE})["']"""  # _op == "d", _op.isin("u", …)
+WRITTEN = rf"""F\.when\([^()]*,\s*["'](?:{CODE})["']\)"""  # F.when(cond, "s")
+LITERAL = re.compile(f"{COMPARED}|{WRITTEN}")
 
 
 def test_the_op_codes_are_distinct_single_letters():
