@@ -23,6 +23,7 @@ import pytest
 from bench.tables import DB, SCHEMA, Tables, changes, final_state
 from cdcsync.engine import routing
 from cdcsync.sinks import hudi
+from cdcsync.sinks.timeline import Timeline
 from tests import cli
 from tests.integration.engine.helpers import by_key, hudi_rs_rows, run_once, spark_rows
 from tests.integration.engine.test_routing import routed_config
@@ -156,12 +157,14 @@ def _in_flight_together(proc, db: Path, ckpt: Path, timeout: float = 600) -> int
         assert proc.poll() is None, "the run ended before commits were in flight together after one had landed"
         try:
             rec = json.loads(progress.read_text())
-            seen = [timeline(t) for t in db.iterdir() if (t / ".hoodie").is_dir()] \
+            tables = [t for t in db.iterdir() if (t / ".hoodie").is_dir()] \
                 if rec["state"] == "writing" and rec["batch_id"] >= 1 else []
-        except (OSError, ValueError):  # a file written or renamed while read
-            seen = []
-        landed = sum(1 for commits, _ in seen if len(commits) > rec["batch_id"])  # batch 0 is the first commit
-        flying = sum(1 for _, pending in seen if pending)
+            flying = sum(1 for t in tables if timeline(t)[1])
+            # a table's newest commit says which batch it holds (a first load may take more than one commit)
+            newest = [Timeline(str(t)).last_sync_commit() for t in tables]
+            landed = sum(1 for c in newest if c and c.batch_id == rec["batch_id"])
+        except (OSError, ValueError, EOFError):  # a file written or renamed while read
+            landed = flying = 0
         if landed >= 1 and flying >= 2:
             return flying
         time.sleep(0.02)
