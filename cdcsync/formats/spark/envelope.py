@@ -52,7 +52,7 @@ def kafka_columns(raw: DataFrame) -> DataFrame:
 _JSON = {"allowSingleQuotes": "false"}  # Spark's default reads {'a': 1}, which is not JSON
 
 
-def _is_object(text: Column) -> Column:
+def is_object(text: Column) -> Column:
     """Text that starts a JSON object after JSON whitespace (Jackson re-renders a nested object from its '{')."""
     return F.when(text.startswith("{"), True).otherwise(text.rlike(r"^[ \t\n\r]*\{"))  # the regex only if needed
 
@@ -63,7 +63,7 @@ def _invalid_json(text: Column) -> Column:
     Any other value must be exactly one JSON value: wrapped in [ ], an array of one element."""
     one_value = F.json_array_length(F.concat(F.lit("["), text, F.lit("]"))) == 1
     bad_object = F.get_json_object(text, "$").isNull() | F.from_json(text, "MAP<STRING, STRING>", _JSON).isNull()
-    return F.when(_is_object(text), bad_object).otherwise(~F.coalesce(one_value, F.lit(False)))
+    return F.when(is_object(text), bad_object).otherwise(~F.coalesce(one_value, F.lit(False)))
 
 
 def _in(op: Column, values) -> Column:
@@ -105,7 +105,7 @@ def _trailing(text: Column) -> Column:
     """Text after the object ('{…} junk'): Spark's parser stops at the first value and would accept it.
     (Two concatenated objects still read as the first, as with Flink's and Jackson's defaults.) Trailing
     whitespace, a newline included, is JSON."""
-    return ~text.endswith("}") & _is_object(text) & ~F.regexp_replace(text, r"\s+\z", "").endswith("}")
+    return ~text.endswith("}") & is_object(text) & ~F.regexp_replace(text, r"\s+\z", "").endswith("}")
 
 
 def _guard_utf8(df: DataFrame) -> DataFrame:
@@ -181,7 +181,7 @@ def debezium(df: DataFrame) -> DataFrame:
     tombstone = value.isNull() | (unwrapped & payload_text.isNull() & F.array_contains(top_keys, "payload")
                                   & F.array_contains(top_keys, "schema") & ~_trailing(value))
     bad = [(_trailing(value) | no_op & _invalid_json(value), v.INVALID_JSON),
-           (no_op & (~_is_object(value) | unwrapped & payload_text.isNotNull()), v.NOT_AN_OBJECT)]
+           (no_op & (~is_object(value) | unwrapped & payload_text.isNotNull()), v.NOT_AN_OBJECT)]
     return _debezium_changes(df, read, _Bytes(tombstone, bad, non_row, dropped=_dropped(drop)))
 
 
@@ -267,7 +267,7 @@ def canal(df: DataFrame) -> DataFrame:
     elem_bad = F.exists(data, lambda x: x.isNull() | ~x.startswith("{"))
     bad = (F.when(tombstone, None)
            .when(_trailing(value) | t.isNull() & _invalid_json(value), v.INVALID_JSON)
-           .when(t.isNull() & ~_is_object(value), v.NOT_AN_OBJECT)
+           .when(t.isNull() & ~is_object(value), v.NOT_AN_OBJECT)
            .when(t.isNull(), v.MISSING_FIELD)
            .when(skip_type.isNotNull() | ddl, None)
            .when(~_in(t, V.upsert | V.delete), v.BAD_OP)
@@ -285,7 +285,7 @@ def canal(df: DataFrame) -> DataFrame:
           .otherwise(v.OP_UPSERT))
     table = _table([F.col("_e")[name] for name in V.table])
     # a row per element of a row change; one for a skipped or bad message, as the Python decoder counts them
-    df = df.select("*", F.posexplode_outer(F.when(op.isin(v.OP_UPSERT, v.OP_DELETE), data)).alias("_pos", "_elem"))
+    df = df.select("*", F.posexplode_outer(F.when(op.isin(*v.CHANGE_OPS), data)).alias("_pos", "_elem"))
     return _finish(df, op=op, skip=skip, bad=bad, bad_detail=detail, table=table, row=F.col("_elem"),
                    ts_ms=F.coalesce(F.col("_e.es"), F.col("_e.ts")), types=F.to_json(F.col("_e.mysqlType")),
                    pk=F.col("_e")[V.key], pos=F.coalesce(F.col("_pos"), F.lit(0)))
@@ -300,7 +300,7 @@ def maxwell(df: DataFrame) -> DataFrame:
     tombstone = value.isNull()
     bad = (F.when(tombstone, None)
            .when(_trailing(value) | t.isNull() & _invalid_json(value), v.INVALID_JSON)
-           .when(t.isNull() & ~_is_object(value), v.NOT_AN_OBJECT)
+           .when(t.isNull() & ~is_object(value), v.NOT_AN_OBJECT)
            .when(t.isNull(), v.MISSING_FIELD)
            .when(skip_type.isNotNull(), None)
            .when(~_in(t, V.upsert | V.delete), v.BAD_OP)
@@ -324,7 +324,7 @@ def maxwell(df: DataFrame) -> DataFrame:
 def plain_json(df: DataFrame) -> DataFrame:
     tombstone = F.col("_value").isNull()
     bad = (F.when(tombstone, None).when(_trailing(F.col("_value")) | _invalid_json(F.col("_value")), v.INVALID_JSON)
-           .when(~_is_object(F.col("_value")), v.NOT_AN_OBJECT))
+           .when(~is_object(F.col("_value")), v.NOT_AN_OBJECT))
     df, bad = _stage(df, "_bad", bad)
     op = F.when(tombstone, v.OP_SKIP).when(bad.isNotNull(), None).otherwise(v.OP_UPSERT)
     return _finish(df, op=op, skip=F.when(tombstone, v.TOMBSTONE), bad=bad, bad_detail=_detail(bad),
@@ -374,8 +374,9 @@ def decode_envelope(raw_df: DataFrame, fmt: str, csv_columns: list[str] | None =
     df = kafka_columns(raw_df)
     if writers is not None and writers.keys is not None:
         df = avro.with_key_text(df, writers.keys)
-    decoder = globals()[format_spec(fmt).spark_decoder]  # this module's function the format's spec names
-    if format_spec(fmt).writer_schema:
+    traits = format_spec(fmt)
+    decoder = globals()[traits.spark_decoder]  # this module's function the format's spec names
+    if traits.writer_schema:
         if writers is None or writers.values is None:
             raise ValueError(f"the {fmt} format needs the batch's writer schemas of the values")
         env = decoder(df, writers.values)

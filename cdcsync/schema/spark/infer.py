@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync.formats.debezium_types import DECIMAL_NAME, field_type
 from cdcsync.formats.mysql_types import mysql_type
+from cdcsync.formats.spark.envelope import is_object  # after any JSON whitespace, as the decoders read it
 from cdcsync.formats.spec import format_spec
 from cdcsync.formats.vocabulary import CHANGE_OPS
 from cdcsync.schema.spark import columns as C
@@ -123,16 +124,9 @@ def infer_batch_columns(env: DataFrame, fmt: str, key_fields: list[str] | None =
                                 from_rows=False)
     text = rows.select(F.coalesce("_row", "_key_row").alias("j"))
     fields = _json_fields(text)
-    order = order or _first_seen_order(text.where(is_object("j")))
+    order = order or _first_seen_order(text.where(is_object(F.col("j"))))
     names = [n for n in order if n in fields] + [n for n in fields if n not in order]
     return BatchColumns([from_spark_type(n, fields[n]) for n in names])
-
-
-def is_object(text: str) -> Column:
-    """Does the JSON text in column `text` hold an object? After any JSON whitespace, as the decoders read it
-    (ltrim trims spaces only: a row image after a newline or a tab was left out of inference, and its fields,
-    typed with the columns of the others, were not stored)."""
-    return F.col(text).rlike(r"^[ \t\n\r]*\{")
 
 
 def _key_columns(rows: DataFrame, names: list[str]) -> list[Col]:
@@ -158,7 +152,7 @@ def _json_fields(text: DataFrame) -> dict:
     """{name: Spark type} inferred over the JSON objects of `text`'s one column, every record read."""
     spark = text.sparkSession
     # only objects: Spark's reader would unwrap an array image into columns, or add _corrupt_record for a scalar
-    objects = text.where(is_object(text.columns[0]))
+    objects = text.where(is_object(F.col(text.columns[0])))
     reader = (spark._jsparkSession.read().option("dropFieldIfAllNull", "true").option("mode", "DROPMALFORMED")
               .option("prefersDecimal", "false").option("samplingRatio", "1.0"))
     schema = DataFrame(reader.json(_as_strings(spark, objects)), spark).schema

@@ -9,11 +9,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync.errors import SchemaError
+from cdcsync.formats.spark.envelope import is_object
 from cdcsync.formats.spec import Types, format_spec
 from cdcsync.formats.vocabulary import CHANGE_OPS
 from cdcsync.schema.options import FLATTEN_SEP as SEP
 from cdcsync.schema.spark.columns import JSON_TEXT, ONE_PARSE, Col
-from cdcsync.schema.spark.infer import BatchColumns, from_spark_type, infer_batch_columns, is_object
+from cdcsync.schema.spark.infer import BatchColumns, from_spark_type, infer_batch_columns
 
 
 def batch_columns(env: DataFrame, cfg) -> tuple[DataFrame, BatchColumns]:
@@ -92,7 +93,7 @@ def _as_text(struct):
 def _nested_schema(env: DataFrame):
     """Spark's JSON inference over the batch's object row images, with the options infer_batch_columns uses."""
     spark = env.sparkSession
-    text = env.where(F.col("_op").isin(*CHANGE_OPS) & is_object("_row")).select("_row")
+    text = env.where(F.col("_op").isin(*CHANGE_OPS) & is_object(F.col("_row"))).select("_row")
     jvm = spark._jvm
     assert jvm is not None  # set from the session's start (pyspark asserts the same)
     enc = jvm.org.apache.spark.sql.Encoders.STRING()
