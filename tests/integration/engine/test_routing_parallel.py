@@ -56,16 +56,12 @@ def assert_tables_equal_the_model(spark, db: Path, w: Tables) -> None:
 
 def timeline(table: Path) -> tuple[list[tuple[dt.datetime, dt.datetime]], set[str]]:
     """The table's completed commits and delta commits as (requested, completed) times, and the instants still
-    pending: requested or inflight with no completed file (Hudi 1.x's timeline file names)."""
-    names = [p.name for p in (table / ".hoodie" / "timeline").iterdir() if p.is_file() and p.name[0] != "."]  # .crc
-    completed = [n.split(".") for n in names if "_" in n.split(".")[0]]
-    commits = [stem.split("_") for stem, action, *_ in completed if action in ("commit", "deltacommit")]
-    started = {n.split(".")[0] for n in names if "_" not in n.split(".")[0]}
-    return [(_when(a), _when(b)) for a, b in commits], started - {stem.split("_")[0] for stem, *_ in completed}
-
-
-def _when(instant: str) -> dt.datetime:
-    return dt.datetime.strptime(instant, "%Y%m%d%H%M%S%f")
+    pending: requested or inflight with no completed file (read by sinks/timeline.py, as `status` reads it)."""
+    instants = Timeline(str(table)).instants
+    done = {i.requested for i in instants if i.completed}
+    commits = [(i.requested_at, i.completed_at) for i in instants
+               if i.completed_at and i.action in ("commit", "deltacommit")]
+    return commits, {i.requested for i in instants if not i.completed} - done
 
 
 def most_at_once(db: Path) -> int:
