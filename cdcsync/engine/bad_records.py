@@ -3,6 +3,7 @@ write them to the dead-letter table; and the run-wide max_bad_records budget."""
 
 from __future__ import annotations
 
+from cdcsync import columns as C
 from cdcsync.errors import DecodeError
 from cdcsync.sinks import dead_letter
 
@@ -33,9 +34,9 @@ class BadRecords:
 def first_samples(bad_df, n: int = 5) -> list[dict]:
     from pyspark.sql import functions as F
 
-    first = (bad_df.orderBy("_kafka_partition", "_kafka_offset", "_pos").limit(n)
-             .select("_kafka_topic", "_kafka_partition", "_kafka_offset", "_reason", "_reason_detail",
-                     F.substring(F.col("_raw_value"), 1, 200).alias("head")).collect())
+    first = (bad_df.orderBy(C.PARTITION, C.OFFSET, C.POS).limit(n)
+             .select(C.TOPIC, C.PARTITION, C.OFFSET, C.REASON, C.REASON_DETAIL,
+                     F.substring(F.col(C.RAW_VALUE), 1, 200).alias("head")).collect())
     return [{"topic": r[0], "partition": r[1], "offset": r[2], "reason": r[3], "detail": r[4],
              "value_preview": bytes(r[5] or b"").decode("utf-8", "backslashreplace")} for r in first]
 

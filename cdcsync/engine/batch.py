@@ -16,6 +16,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.engine import classify, deletes, drops, ledger, masking, newest, truncate, type_conflicts, unavailable
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import FILTERED, BatchInput, BatchResult, CommitMode, TableState
@@ -35,10 +36,6 @@ from cdcsync.schema.spark.infer import BatchColumns
 from cdcsync.sinks import hudi
 from cdcsync.transform import spark as transform
 from cdcsync.transform.sql import STRUCT, Bound, Transform
-
-_META_NAMES = {"topic": "_kafka_topic", "partition": "_kafka_partition", "offset": "_kafka_offset",
-               "timestamp": "_kafka_timestamp", "timestamp-type": "_kafka_timestamp_type",
-               "headers": "_kafka_headers", "key": "_kafka_key"}
 
 
 @dataclass(frozen=True)
@@ -63,18 +60,18 @@ def _decoded(source, schemas, upserts: Upserts, raw: DataFrame) -> DataFrame:
                           source.key_fields)
     env = with_upserts(env, upserts, source.key_fields)  # tombstones and deleted_field of keyed rows
     if source.max_message_bytes:
-        too_big = F.octet_length("_raw_value") > source.max_message_bytes
+        too_big = F.octet_length(C.RAW_VALUE) > source.max_message_bytes
         env = env.withColumns({  # one projection: each plan step is analysed again over the whole plan
-            "_bad": F.when(too_big, vocabulary.OVERSIZED).otherwise(F.col("_bad")),
-            "_bad_detail": F.when(too_big, F.format_string(
+            C.BAD: F.when(too_big, vocabulary.OVERSIZED).otherwise(F.col(C.BAD)),
+            C.BAD_DETAIL: F.when(too_big, F.format_string(
                 f"value is %d bytes, more than source.max_message_bytes = {source.max_message_bytes}",
-                F.octet_length("_raw_value"))).otherwise(F.col("_bad_detail")),
-            "_op": F.when(too_big, None).otherwise(F.col("_op"))})
+                F.octet_length(C.RAW_VALUE))).otherwise(F.col(C.BAD_DETAIL)),
+            C.OP: F.when(too_big, None).otherwise(F.col(C.OP))})
     if source.header_filter:  # a record for other consumers is skipped (counted), never dead-lettered
-        keep = parse_header_filter(source.header_filter).spark_condition(F.col("_kafka_headers"))
-        env = env.withColumns({"_skip": F.when(~keep, vocabulary.FILTERED).otherwise(F.col("_skip")),
-                               "_bad": F.when(~keep, None).otherwise(F.col("_bad")),
-                               "_op": F.when(~keep, OP_SKIP).otherwise(F.col("_op"))})
+        keep = parse_header_filter(source.header_filter).spark_condition(F.col(C.HEADERS))
+        env = env.withColumns({C.SKIP: F.when(~keep, vocabulary.FILTERED).otherwise(F.col(C.SKIP)),
+                               C.BAD: F.when(~keep, None).otherwise(F.col(C.BAD)),
+                               C.OP: F.when(~keep, OP_SKIP).otherwise(F.col(C.OP))})
     return env
 
 
@@ -151,14 +148,14 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
         env = fit.with_typed_parse(env, cols)
         typed, cast_bad = fit.typed(cols), F.array().cast("array<string>")  # a value that cannot convert misfits
     else:
-        typed, cast_bad = typed_row(F.coalesce("_row", "_key_row"), cols, found.versions)
+        typed, cast_bad = typed_row(F.coalesce(C.ROW, C.KEY_ROW), cols, found.versions)
     pk, ordering = state.spec.primary_key, _ordering_field(cfg, state, cols)
     # a key (or ordering) column no row image has shown is NULL (missing_key), and Spark rejects a struct of no fields
     typed += [F.lit(None).cast("string").alias(k) for k in dict.fromkeys([*pk, *filter(None, [ordering])])
               if k not in {c.name for c in cols}]
-    typed = typed or [F.lit(None).cast("string").alias("_no_columns")]
-    df = env.select("*", F.struct(*typed).alias("_t"), cast_bad.alias("_cast_bad"),
-                    (fit.misfit(cols) if kept else F.lit(False)).alias("_misfit")).drop(fit.PARSED)
+    typed = typed or [F.lit(None).cast("string").alias(C.NO_COLUMNS)]
+    df = env.select("*", F.struct(*typed).alias(C.TYPED), cast_bad.alias(C.CAST_BAD),
+                    (fit.misfit(cols) if kept else F.lit(False)).alias(C.MISFIT)).drop(fit.PARSED)
     toast = unavailable.cells(cols, pk) if unavailable.applies(cfg) else []
     tf = _Transform.of(pipe, cfg, state, cols, [*pk, *filter(None, [ordering])], batch)
     if tf:  # the WHERE's verdict, and what the SELECT cannot compute, in the one pass
@@ -171,10 +168,10 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
                                                           F.col(transform.FAILED) if tf else None), pins))
     df = df.persist(StorageLevel.MEMORY_AND_DISK)
     clock = _Stages()
-    tallies = {unavailable.SEEN: unavailable.flag("_t", toast, cfg.source.unavailable_value_placeholder)} \
+    tallies = {unavailable.SEEN: unavailable.flag(C.TYPED, toast, cfg.source.unavailable_value_placeholder)} \
         if toast else {}
     if tf and tf.bound.keep:  # upserts the WHERE turns into deletes of their keys
-        tallies[FILTERED] = (F.col("_class") == "upserted") & ~F.col(transform.KEEP)
+        tallies[FILTERED] = (F.col(C.CLASS) == "upserted") & ~F.col(transform.KEEP)
     if truncate.applies(cfg) and cfg.source.on_truncate != "skip":
         tallies[truncate.APPLIED] = truncate.flag()
     if route is None:  # a routed batch's drops are said before any of its tables is written (drops.routed)
@@ -182,7 +179,7 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
     try:
         _describe(pipe.spark, batch, "read, decode, type, classify and count (the one pass)")
         # Spark is lazy: Kafka is read, decoded, typed here
-        counts, misfits = ledger.count_flagged(df, "_misfit", tallies)
+        counts, misfits = ledger.count_flagged(df, C.MISFIT, tallies)
         if misfits:
             return None
         clock.lap("read_decode")
@@ -204,10 +201,10 @@ def _sync(pipe, cfg, state: TableState, batch: BatchInput, given: _Decoded) -> B
         bad_total = sum(c["bad"] for c in counts.values())
         if bad_total and pipe.on_bad is not None:
             _describe(pipe.spark, batch, "dead letters")
-            bad = masking.scrub_raw(df.where(F.col("_class") == "bad"), masks, cfg.source.format)
+            bad = masking.scrub_raw(df.where(F.col(C.CLASS) == "bad"), masks, cfg.source.format)
             samples = pipe.on_bad(bad, batch.batch_id, bad_total)
             clock.lap("dead_letter")
-        good = masking.scrub_metadata(df.where(F.col("_class").isin("upserted", "deleted")), masks, cfg.source.format)
+        good = masking.scrub_metadata(df.where(F.col(C.CLASS).isin("upserted", "deleted")), masks, cfg.source.format)
         if truncated:  # changes a truncate of their source table came after are gone (counted as applied)
             good = truncate.drop_older(good, truncated, _order(state))
         placeholders = any(c.get(unavailable.SEEN) for c in counts.values())
@@ -280,13 +277,13 @@ def _ordering_field(cfg, state: TableState, cols: list[Col]) -> str | None:
 
 
 # what only a bad record still needs once its row is typed: the message as it came, for the dead letters
-_AS_RECEIVED = ("_raw_value", "_value", "_row", "_row_nested", "_key_row", "_key_text", "_schema", "_types")
+_AS_RECEIVED = (C.RAW_VALUE, C.VALUE, C.ROW, C.ROW_NESTED, C.KEY_ROW, C.KEY_TEXT, C.SCHEMA, C.TYPES)
 
 
 def _lean(df: DataFrame) -> DataFrame:
     """The classified batch without the message text of the records that are not bad, so the copy kept for the
     ledger, the dead letters and the write holds little more than the typed rows."""
-    bad = F.col("_class") == "bad"
+    bad = F.col(C.CLASS) == "bad"
     return df.withColumns({c: F.when(bad, F.col(c)) for c in _AS_RECEIVED if c in df.columns})
 
 
@@ -310,14 +307,14 @@ def _table_rows(df: DataFrame, cfg, cols: list[Col], masks: dict, route: Route |
     carried = [unavailable.PARTITION] if unavailable.PARTITION in df.columns else []
     kept = F.coalesce(F.col(transform.KEEP), F.lit(True)) if transform.KEEP in df.columns else F.lit(True)
     placeholder = cfg.source.unavailable_value_placeholder if carried else None
-    data = [_masked(F.col(f"_t.`{c.name}`"), masks.get(c.name), placeholder).cast(c.type).alias(c.name)
+    data = [_masked(F.col(f"{C.TYPED}.`{c.name}`"), masks.get(c.name), placeholder).cast(c.type).alias(c.name)
             for c in cols]
     if route and route.source_column:  # shards merged into one table: which source table each row came from
-        data.append(F.col("_table").alias(route.source_column))
+        data.append(F.col(C.TABLE).alias(route.source_column))
     return df.select(
         *data, *_meta_names(cfg),
         _order(state).alias(hudi.ORDER),
-        ((F.col("_class") == "deleted") | ~kept).alias(hudi.DELETED),  # an upsert the WHERE rejects deletes its key
+        ((F.col(C.CLASS) == "deleted") | ~kept).alias(hudi.DELETED),  # an upsert the WHERE rejects deletes its key
         *carried,
     )
 
@@ -325,14 +322,14 @@ def _table_rows(df: DataFrame, cfg, cols: list[Col], masks: dict, route: Route |
 def _meta_names(cfg) -> list[str]:
     """The configured metadata columns, as the table names them (the offset last)."""
     metadata = cfg.source.metadata_columns
-    return [_META_NAMES[m] for m in metadata if m != "offset"] + (["_kafka_offset"] if "offset" in metadata else [])
+    return [C.METADATA[m] for m in metadata if m != "offset"] + ([C.OFFSET] if "offset" in metadata else [])
 
 
 def _view(cols: list[Col], masks: dict, cfg) -> list:
     """The view `source` of [transform] sql over the classified batch: each column masked and typed as the table
     would hold it, then the metadata columns."""
-    return [_masked(F.col(f"_t.`{c.name}`"), masks.get(c.name), None).cast(c.type).alias(c.name) for c in cols] + [
-        F.col(n) for n in _meta_names(cfg)]
+    return [_masked(F.col(f"{C.TYPED}.`{c.name}`"), masks.get(c.name), None).cast(c.type).alias(c.name)
+            for c in cols] + [F.col(n) for n in _meta_names(cfg)]
 
 
 @dataclass(frozen=True)
@@ -381,6 +378,6 @@ def _masked(value, mask, placeholder: str | None):
 
 def _order(state: TableState):
     if state.ordering == hudi.ORDERING_LEGACY:
-        return position.legacy_order(F.col("_ts_ms"), F.col("_kafka_offset"), F.col("_pos"))
+        return position.legacy_order(F.col(C.TS_MS), F.col(C.OFFSET), F.col(C.POS))
     runs = state.runs if state.ordering == hudi.ORDERING else None  # ORDERING_LOG tables compare binlogs as before
-    return position.order(F.col("_position"), F.col("_kafka_partition"), F.col("_kafka_offset"), F.col("_pos"), runs)
+    return position.order(F.col(C.POSITION), F.col(C.PARTITION), F.col(C.OFFSET), F.col(C.POS), runs)

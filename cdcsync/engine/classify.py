@@ -8,6 +8,7 @@ import json
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.engine.model import TableState
 from cdcsync.errors import ConfigError
 from cdcsync.formats import vocabulary
@@ -27,13 +28,13 @@ def resolve_primary_key(cfg, env: DataFrame, state: TableState) -> list[str]:
         return list(cfg.source.key_fields)
     fmt, traits = cfg.source.format, format_spec(cfg.source.format)
     if traits.key_columns_from == "message":
-        live = F.col("_op").isin(*CHANGE_OPS)  # a bad or skipped message's key says nothing about the table
-        row = env.where(live & F.col("_pk").isNotNull() & (F.size("_pk") > 0)).select("_pk").first()
+        live = F.col(C.OP).isin(*CHANGE_OPS)  # a bad or skipped message's key says nothing about the table
+        row = env.where(live & F.col(C.PK).isNotNull() & (F.size(C.PK) > 0)).select(C.PK).first()
         if row:
             return list(row[0])
     if traits.key_columns_from == "kafka_key":
         keys = F.json_object_keys(key_object(key_text(env)))
-        row = (env.where(F.col("_op").isin(*CHANGE_OPS) & F.col("_kafka_key").isNotNull()).select(keys.alias("k"))
+        row = (env.where(F.col(C.OP).isin(*CHANGE_OPS) & F.col(C.KEY).isNotNull()).select(keys.alias("k"))
                .where(F.col("k").isNotNull() & (F.size("k") > 0)).first())
         if row:
             return list(row[0])
@@ -60,14 +61,14 @@ def unnamable_columns_are_bad(cols: list[Col], env: DataFrame, existing: list[st
             seen.add(c.name.lower())
     if not bad:
         return cols, env
-    carries = F.exists(F.json_object_keys(F.coalesce("_row", "_key_row")), lambda k: k.isin(bad))
-    hit = F.col("_bad").isNull() & F.coalesce(F.col("_op") != OP_SKIP, F.lit(False)) & F.coalesce(carries, F.lit(False))
+    carries = F.exists(F.json_object_keys(F.coalesce(C.ROW, C.KEY_ROW)), lambda k: k.isin(bad))
+    hit = F.col(C.BAD).isNull() & F.coalesce(F.col(C.OP) != OP_SKIP, F.lit(False)) & F.coalesce(carries, F.lit(False))
     detail = (f"column name(s) {', '.join(map(repr, bad))} cannot be stored in a Hudi table (letters, digits and _ "
               "only, not starting with a digit, and not another column's name in other letter case): rename the "
               "column upstream, or replay after a fix")
-    env = env.withColumns({"_bad": F.when(hit, vocabulary.BAD_COLUMN_NAME).otherwise(F.col("_bad")),  # one projection:
-                           "_bad_detail": F.when(hit, F.lit(detail)).otherwise(F.col("_bad_detail")),  # `hit`
-                           "_op": F.when(hit, None).otherwise(F.col("_op"))})  # reads the columns as they were
+    env = env.withColumns({C.BAD: F.when(hit, vocabulary.BAD_COLUMN_NAME).otherwise(F.col(C.BAD)),  # one projection:
+                           C.BAD_DETAIL: F.when(hit, F.lit(detail)).otherwise(F.col(C.BAD_DETAIL)),  # `hit`
+                           C.OP: F.when(hit, None).otherwise(F.col(C.OP))})  # reads the columns as they were
     return [c for c in cols if c.name not in bad], env
 
 
@@ -76,20 +77,20 @@ def classified(df: DataFrame, pk: list[str], schema_err: Column, ordering_field:
     """`df` (with the typed row `_t` and `_cast_bad`) plus `_class`, `_reason` and `_reason_detail`;
     `ordering_field`: a custom one, which an upsert must fill (Hudi cannot order a null: 0.x refused it, 1.x fails
     the merge or, in a MERGE_ON_READ log, every read after it)."""
-    key_cols = [F.col(f"_t.`{k}`") for k in pk]
-    unordered = ((F.col("_op") != OP_DELETE) & F.col(f"_t.`{ordering_field}`").isNull() if ordering_field
+    key_cols = [F.col(f"{C.TYPED}.`{k}`") for k in pk]
+    unordered = ((F.col(C.OP) != OP_DELETE) & F.col(f"{C.TYPED}.`{ordering_field}`").isNull() if ordering_field
                  else F.lit(False))
-    reason = (F.when(F.col("_op") == OP_SKIP, F.lit(None))
-              .when(F.col("_bad").isNotNull(), F.col("_bad"))
+    reason = (F.when(F.col(C.OP) == OP_SKIP, F.lit(None))
+              .when(F.col(C.BAD).isNotNull(), F.col(C.BAD))
               .when(schema_err.isNotNull(), vocabulary.SCHEMA_VALIDATION)
-              .when(F.size("_cast_bad") > 0, vocabulary.BAD_VALUE)
+              .when(F.size(C.CAST_BAD) > 0, vocabulary.BAD_VALUE)
               .when(_any_null(key_cols) if pk else F.lit(False), vocabulary.MISSING_KEY)
               .when(unordered, vocabulary.MISSING_ORDERING_VALUE)
               .when(_upsert_failed(transform_err), vocabulary.TRANSFORM_FAILED))
-    detail = (F.when(F.col("_bad").isNotNull(), F.col("_bad_detail"))
+    detail = (F.when(F.col(C.BAD).isNotNull(), F.col(C.BAD_DETAIL))
               .when(schema_err.isNotNull(), schema_err)
-              .when(F.size("_cast_bad") > 0, F.concat(F.lit("cannot convert column(s) "),
-                                                       F.array_join("_cast_bad", ", "),
+              .when(F.size(C.CAST_BAD) > 0, F.concat(F.lit("cannot convert column(s) "),
+                                                       F.array_join(C.CAST_BAD, ", "),
                                                        F.lit(" to the table's type")))
               .when(reason == vocabulary.MISSING_KEY, F.lit(f"primary key ({', '.join(pk)}) is missing or null"))
               .when(reason == vocabulary.MISSING_ORDERING_VALUE,
@@ -97,14 +98,14 @@ def classified(df: DataFrame, pk: list[str], schema_err: Column, ordering_field:
                           "key's others: fill it upstream, or leave [sink] ordering_field unset to order by the "
                           "source's log"))
               .when(reason == vocabulary.TRANSFORM_FAILED, transform_err))
-    klass = (F.when(F.col("_op") == OP_SKIP, "skipped").when(reason.isNotNull(), "bad")
-             .when(F.col("_op") == OP_DELETE, "deleted").otherwise("upserted"))
-    return df.select("*", klass.alias("_class"), reason.alias("_reason"), detail.alias("_reason_detail"))
+    klass = (F.when(F.col(C.OP) == OP_SKIP, "skipped").when(reason.isNotNull(), "bad")
+             .when(F.col(C.OP) == OP_DELETE, "deleted").otherwise("upserted"))
+    return df.select("*", klass.alias(C.CLASS), reason.alias(C.REASON), detail.alias(C.REASON_DETAIL))
 
 
 def _upsert_failed(transform_err: Column | None) -> Column:
     """An upsert [transform] sql cannot compute (a delete passes by its key: its other columns may be NULL)."""
-    return F.lit(False) if transform_err is None else (F.col("_op") != OP_DELETE) & transform_err.isNotNull()
+    return F.lit(False) if transform_err is None else (F.col(C.OP) != OP_DELETE) & transform_err.isNotNull()
 
 
 def _any_null(cols: list[Column]) -> Column:
@@ -144,7 +145,7 @@ def schema_check(cfg) -> Column:
             f"{err.message[:300]}"
 
     udf = F.udf(check, "string")
-    return F.when(F.col("_op") == OP_UPSERT, udf(F.col("_row")))
+    return F.when(F.col(C.OP) == OP_UPSERT, udf(F.col(C.ROW)))
 
 
 _VALIDATORS: dict[str, object] = {}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.sync import Summary, sync
@@ -54,9 +55,9 @@ class _StillBad:
 
     def __call__(self, bad_df, _batch_id, _count) -> list[dict]:
         rows = [r.asDict() for r in bad_df.select(
-            F.col("_kafka_topic").alias("topic"), F.col("_kafka_partition").alias("partition"),
-            F.col("_kafka_offset").alias("offset"), F.col("_pos").cast("int").alias("row_index"),
-            F.col("_reason").alias("reason"), F.col("_reason_detail").alias("error")).collect()]
+            F.col(C.TOPIC).alias("topic"), F.col(C.PARTITION).alias("partition"),
+            F.col(C.OFFSET).alias("offset"), F.col(C.POS).cast("int").alias("row_index"),
+            F.col(C.REASON).alias("reason"), F.col(C.REASON_DETAIL).alias("error")).collect()]
         self.rows += rows
         return rows[:5]
 

@@ -31,14 +31,15 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from cdcsync import columns as C
 from cdcsync.engine import newest
 from cdcsync.engine.model import TableState
 from cdcsync.sinks import hudi
 
-SOFT = "_cdc_deleted"  # soft deletes: the flag readers filter on
+SOFT = C.SOFT_DELETED  # soft deletes: the flag readers filter on
 SUFFIX = "_cdcsync_delete_markers"  # beside the target, as the checkpoint and dead-letter folders are
 LEGACY_SUFFIX = "_cdcsync_deletes"  # earlier versions kept the markers in a Hudi table: moved over on first use
-KEY = "_cdc_key"  # the marker's key: JSON of the key columns, so a widened key type still matches
+KEY = C.MARKER_KEY  # the marker's key: JSON of the key columns, so a widened key type still matches
 CONSOLIDATE_AT = 32  # marker files; each batch with new deletes adds one
 # bytes of markers past which Spark no longer broadcasts them but shuffles them all into a sort-merge join, and
 # reading only those at least as new as the batch's oldest change pays for the job finding it (~0.2 s)
@@ -77,7 +78,7 @@ def settle(rows: DataFrame, state: TableState, mode: str, counts: dict, new_rang
         return rows
     since = functools.cache(lambda: _oldest(rows, name))
     known = None if deleted and new_range else store.read(since=since)  # a run's batch appends first, then reads
-    covered = (key == F.col("_m_key")) & (F.col("_m_order") >= order)  # a marker at least as new as the row
+    covered = (key == F.col(C.MARKED_KEY)) & (F.col(C.MARKED_ORDER) >= order)  # a marker at least as new as the row
     if deleted:  # every delete has its ordering value here (newest.place_valueless)
         new = rows.where(F.col(hudi.DELETED))
         if new_range or known is None:
@@ -171,9 +172,9 @@ class _Store:
             return None
         schema = StructType([StructField(KEY, StringType()), StructField(hudi.ORDER, self.order_type)])
         markers = self.spark.read.schema(schema).parquet(*files).select(
-            F.col(KEY).alias("_m_key"), F.col(hudi.ORDER).alias("_m_order"))
+            F.col(KEY).alias(C.MARKED_KEY), F.col(hudi.ORDER).alias(C.MARKED_ORDER))
         oldest = since() if since is not None and sum(files.values()) >= PRUNE_FROM else None
-        return markers if oldest is None else markers.where(F.col("_m_order") >= oldest)
+        return markers if oldest is None else markers.where(F.col(C.MARKED_ORDER) >= oldest)
 
     def append(self, markers: DataFrame) -> dict[str, int]:
         """`markers` (KEY, ORDER) as one more file; past CONSOLIDATE_AT files, the smaller ones rewritten as one
@@ -185,8 +186,8 @@ class _Store:
         merged = to_merge(old)
         consolidated = self.read(merged)
         assert consolidated is not None  # to_merge keeps at least two files
-        newest = (consolidated.groupBy("_m_key").agg(F.max("_m_order").alias("_m_order"))
-                  .select(F.col("_m_key").alias(KEY), F.col("_m_order").alias(hudi.ORDER)))
+        newest = (consolidated.groupBy(C.MARKED_KEY).agg(F.max(C.MARKED_ORDER).alias(C.MARKED_ORDER))
+                  .select(F.col(C.MARKED_KEY).alias(KEY), F.col(C.MARKED_ORDER).alias(hudi.ORDER)))
         self._replace(merged, newest)
         return self.files()
 

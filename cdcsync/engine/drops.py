@@ -13,6 +13,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.engine.model import DROPPED_TABLE
 from cdcsync.errors import DecodeError
 from cdcsync.formats import vocabulary
@@ -27,7 +28,7 @@ def applies(cfg) -> bool:
 
 
 def flag() -> Column:
-    return F.coalesce(F.col("_skip") == vocabulary.DROP_TABLE, F.lit(False))
+    return F.coalesce(F.col(C.SKIP) == vocabulary.DROP_TABLE, F.lit(False))
 
 
 def tally(cfg) -> dict[str, Column]:
@@ -40,14 +41,14 @@ def said(pipe, batch, df: DataFrame, table: Column) -> None:
     `table` names, or under on_drop_table = "fail" refused before anything is committed. A job of its own: it only
     runs for a batch that holds a drop."""
     cfg = pipe.cfg
-    first = F.min(F.struct("_kafka_offset", "_kafka_topic", "_kafka_partition")).alias("at")
-    rows = (df.where(flag()).groupBy("_table", table.alias("target")).agg(first, F.count(F.lit(1)).alias("n"))
-            .orderBy("_table", "target").collect())
+    first = F.min(F.struct(C.OFFSET, C.TOPIC, C.PARTITION)).alias("at")
+    rows = (df.where(flag()).groupBy(C.TABLE, table.alias("target")).agg(first, F.count(F.lit(1)).alias("n"))
+            .orderBy(C.TABLE, "target").collect())
     for r in rows:
-        topic, partition, offset = r["at"]["_kafka_topic"], r["at"]["_kafka_partition"], r["at"]["_kafka_offset"]
+        topic, partition, offset = r["at"][C.TOPIC], r["at"][C.PARTITION], r["at"][C.OFFSET]
         if cfg.source.on_drop_table == "fail":
             _refuse(cfg, batch, r, topic, partition, offset)
-        pipe.reporter.event("drop_table", batch=batch.batch_id, source_table=r["_table"] or "(not named)",
+        pipe.reporter.event("drop_table", batch=batch.batch_id, source_table=r[C.TABLE] or "(not named)",
                             table=r["target"], events=r["n"], topic=topic, partition=partition, offset=offset,
                             on_drop_table=cfg.source.on_drop_table,
                             effect="the table and its rows are kept; later changes of the source table go on into it")
@@ -59,19 +60,19 @@ def routed(pipe, batch, env: DataFrame) -> dict[str, dict[str, int]]:
     per partition, for the batch's ledger (ledger.add)."""
     if not applies(pipe.cfg):
         return {}
-    mine = env.where(flag() & F.col("_target").isNotNull())
-    counts = mine.groupBy("_kafka_topic", "_kafka_partition").count().collect()
+    mine = env.where(flag() & F.col(C.TARGET).isNotNull())
+    counts = mine.groupBy(C.TOPIC, C.PARTITION).count().collect()
     if not counts:
         return {}
-    said(pipe, batch, mine, F.col("_target"))
-    return {f"{r['_kafka_topic']}/{r['_kafka_partition']}": {DROPPED: int(r["count"])} for r in counts}
+    said(pipe, batch, mine, F.col(C.TARGET))
+    return {f"{r[C.TOPIC]}/{r[C.PARTITION]}": {DROPPED: int(r["count"])} for r in counts}
 
 
 def _refuse(cfg, batch, r, topic: str, partition: int, offset: int) -> None:
     raise DecodeError(
-        f"batch {batch.batch_id}: a DROP TABLE of {r['_table'] or 'a table'} (table {r['target']}) at {topic}/"
+        f"batch {batch.batch_id}: a DROP TABLE of {r[C.TABLE] or 'a table'} (table {r['target']}) at {topic}/"
         f"{partition} offset {offset}, and {cfg.path}: source.on_drop_table = 'fail'",
         hint='nothing of this batch was committed; set source.on_drop_table = "keep" to keep the table and go on '
              "(cdcsync never deletes it), or remove the table from the route and the topics",
-        key="source.on_drop_table", table=r["target"], source_table=r["_table"], topic=topic, partition=partition,
+        key="source.on_drop_table", table=r["target"], source_table=r[C.TABLE], topic=topic, partition=partition,
         offset=offset)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.engine.model import CLASSES, BatchInput
 from cdcsync.errors import LedgerError
 
@@ -22,14 +23,14 @@ def count_flagged(df: DataFrame, flag: str | None,
                   tallies: dict[str, Column] | None = None) -> tuple[dict[str, dict[str, int]], int]:
     """`count`, and in the same aggregation the rows whose boolean column `flag` is true; `tallies`: more counts
     per partition (name: a boolean condition), kept in the ledger where non-zero (model.TALLIES)."""
-    aggs = [F.count(F.when(F.col("_pos") == 0, 1)).alias("messages"), F.count(F.lit(1)).alias("rows"),
-            F.min("_kafka_offset").alias("min_offset"), F.max("_kafka_offset").alias("max_offset"),
-            F.coalesce(F.max(F.unix_millis("_kafka_timestamp")), F.lit(0)).alias("newest_ms")]
-    aggs += [F.count(F.when(F.col("_class") == k, 1)).alias(k) for k in CLASSES]
+    aggs = [F.count(F.when(F.col(C.POS) == 0, 1)).alias("messages"), F.count(F.lit(1)).alias("rows"),
+            F.min(C.OFFSET).alias("min_offset"), F.max(C.OFFSET).alias("max_offset"),
+            F.coalesce(F.max(F.unix_millis(C.TIMESTAMP)), F.lit(0)).alias("newest_ms")]
+    aggs += [F.count(F.when(F.col(C.CLASS) == k, 1)).alias(k) for k in CLASSES]
     aggs += [F.count(F.when(cond, 1)).alias(name) for name, cond in (tallies or {}).items()]
     aggs.append(F.count(F.when(F.col(flag), 1)) if flag else F.lit(0))
-    rows = df.groupBy("_kafka_topic", "_kafka_partition").agg(*aggs).collect()
-    counts = {f"{r['_kafka_topic']}/{r['_kafka_partition']}": {k: int(r[k]) for k in _COUNTS} | {
+    rows = df.groupBy(C.TOPIC, C.PARTITION).agg(*aggs).collect()
+    counts = {f"{r[C.TOPIC]}/{r[C.PARTITION]}": {k: int(r[k]) for k in _COUNTS} | {
         k: int(r[k]) for k in tallies or {} if r[k]} for r in rows}
     return counts, sum(int(r[-1]) for r in rows)
 

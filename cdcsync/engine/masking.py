@@ -14,6 +14,7 @@ from dataclasses import replace
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.config.model import MASKED_TEXT
 from cdcsync.errors import ConfigError
 from cdcsync.formats.spec import format_spec
@@ -81,13 +82,13 @@ def scrub_raw(df: DataFrame, masks: dict, fmt: str = "json") -> DataFrame:
     if not format_spec(fmt).field_names_in_body:
         value = F.lit(None).cast("string")
     else:
-        value = _scrub_text(F.col("_value"), sorted(masks))
-    df = df.withColumn("_value", value).withColumn("_raw_value", F.encode(value, "UTF-8"))
-    if "_reason" in df.columns:  # a JSON Schema message quotes the failing value, which may be (or hold) a masked one
-        where = F.regexp_extract(F.col("_reason_detail"), r"^(JSON Schema: [^:]*):", 1)
+        value = _scrub_text(F.col(C.VALUE), sorted(masks))
+    df = df.withColumn(C.VALUE, value).withColumn(C.RAW_VALUE, F.encode(value, "UTF-8"))
+    if C.REASON in df.columns:  # a JSON Schema message quotes the failing value, which may be (or hold) a masked one
+        where = F.regexp_extract(F.col(C.REASON_DETAIL), r"^(JSON Schema: [^:]*):", 1)
         hidden = F.concat(where, F.lit(": fails validate_with (message withheld: it may quote a masked value)"))
-        df = df.withColumn("_reason_detail", F.when(F.col("_reason") == "schema_validation", hidden)
-                           .otherwise(F.col("_reason_detail")))
+        df = df.withColumn(C.REASON_DETAIL, F.when(F.col(C.REASON) == "schema_validation", hidden)
+                           .otherwise(F.col(C.REASON_DETAIL)))
     return scrub_metadata(df, masks, fmt)
 
 
@@ -98,12 +99,12 @@ def scrub_metadata(df: DataFrame, masks: dict, fmt: str = "json") -> DataFrame:
     if not masks:
         return df
     names = sorted(masks)
-    text = F.col("_kafka_key").cast("string")
+    text = F.col(C.KEY).cast("string")
     json_key = F.ltrim(text).startswith("{") & F.lit(format_spec(fmt).field_names_in_body)
-    df = df.withColumn("_kafka_key", F.when(json_key, F.encode(_scrub_text(text, names), "UTF-8")))
-    if not dict(df.dtypes)["_kafka_headers"].startswith("array"):  # a source without headers: nothing to scrub
+    df = df.withColumn(C.KEY, F.when(json_key, F.encode(_scrub_text(text, names), "UTF-8")))
+    if not dict(df.dtypes)[C.HEADERS].startswith("array"):  # a source without headers: nothing to scrub
         return df
-    return df.withColumn("_kafka_headers", _scrub_headers(F.col("_kafka_headers"), names))
+    return df.withColumn(C.HEADERS, _scrub_headers(F.col(C.HEADERS), names))
 
 
 def _scrub_headers(headers: Column, names: list[str]) -> Column:

@@ -18,6 +18,7 @@ from dataclasses import replace
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.sinks import hudi
 
 BULK_INSERT = {"hoodie.datasource.write.operation": "bulk_insert"}
@@ -71,12 +72,12 @@ def place_valueless(rows: DataFrame, spec: hudi.TableSpec, committed: bool) -> D
     placed = F.max(value).over(before)
     if committed:  # only the keys of the batch's valueless deletes: a broadcast beside every row of the batch
         held = (hudi.snapshot(rows.sparkSession, spec.path, [*spec.primary_key, field, hudi.ORDER])
-                .withColumnsRenamed({field: "_held", hudi.ORDER: "_held_at"})
+                .withColumnsRenamed({field: C.HELD, hudi.ORDER: C.HELD_AT})
                 .join(rows.where(valueless).select(*key).distinct(), spec.primary_key, "left_semi"))
         # read in a job of its own: planned inside the write's broadcast, Hudi's data skipping (un)persists a
         # Dataset under the cache lock the write holds while it builds the persisted batch, and both wait forever
         rows = rows.join(F.broadcast(held.localCheckpoint()), spec.primary_key, "left")
-        placed = F.greatest(placed, F.when(F.col("_held_at") < F.col(hudi.ORDER), F.col("_held")))
+        placed = F.greatest(placed, F.when(F.col(C.HELD_AT) < F.col(hudi.ORDER), F.col(C.HELD)))
     rows = rows.withColumn(field, F.when(valueless, placed.cast(kind)).otherwise(value))
     return rows.where(~valueless).select(*[f"`{c}`" for c in columns])  # the join put the key first
 
@@ -84,4 +85,4 @@ def place_valueless(rows: DataFrame, spec: hudi.TableSpec, committed: bool) -> D
 def _newest(rows: DataFrame, spec: hudi.TableSpec) -> DataFrame:
     order = [F.col(f"`{f}`").desc() for f in dict.fromkeys([*spec.ordering_fields, hudi.ORDER]) if f in rows.columns]
     newest = Window.partitionBy(*[F.col(f"`{k}`") for k in spec.primary_key]).orderBy(*order)
-    return rows.withColumn("_newest", F.row_number().over(newest)).where(F.col("_newest") == 1).drop("_newest")
+    return rows.withColumn(C.NEWEST, F.row_number().over(newest)).where(F.col(C.NEWEST) == 1).drop(C.NEWEST)

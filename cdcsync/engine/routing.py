@@ -32,6 +32,7 @@ from functools import partial
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync import jvm_errors
 from cdcsync.config.model import routed_path
 from cdcsync.engine import checkpoint, drops, ledger, masking, truncate
@@ -78,19 +79,19 @@ def route_index(routes) -> Column:
     """The first route whose source_table matches "db.table" in full; NULL when none does."""
     out: Column | None = None
     for i, r in enumerate(routes):
-        cond = F.col("_table").rlike(_anchored(r.source_table))
+        cond = F.col(C.TABLE).rlike(_anchored(r.source_table))
         out = F.when(cond, F.lit(i)) if out is None else out.when(cond, F.lit(i))
     return out if out is not None else F.lit(None).cast("int")  # no routes: none matches
 
 
 def sink_name(routes, default_name: str) -> Column:
     """The target table name per record: the template with "<>" replaced by the source table's name."""
-    table_part = F.regexp_extract(F.col("_table"), r"([^.]*)$", 1)
-    out = F.when(F.col("_route") == DEFAULT, F.lit(default_name))
+    table_part = F.regexp_extract(F.col(C.TABLE), r"([^.]*)$", 1)
+    out = F.when(F.col(C.ROUTE) == DEFAULT, F.lit(default_name))
     for i, r in enumerate(routes):
         head, sym, tail = r.sink_table.partition("<>")
         name = F.concat(F.lit(head), table_part, F.lit(tail)) if sym else F.lit(r.sink_table)
-        out = out.when(F.col("_route") == i, name)
+        out = out.when(F.col(C.ROUTE) == i, name)
     return out
 
 
@@ -141,21 +142,21 @@ def sync_routed(pipe, batch: BatchInput, env: DataFrame) -> BatchResult:
     dropped = drops.routed(pipe, batch, env)  # said, or refused, before any routed table is written
     # a table with only skipped records in this batch (DDL, filtered) gets no commit: its key may be unknown; one
     # with a truncate to apply does, once it has a commit (a table without one holds no rows to remove)
-    changed = F.col("_op").isin(*CHANGE_OPS) | F.col("_bad").isNotNull()
+    changed = F.col(C.OP).isin(*CHANGE_OPS) | F.col(C.BAD).isNotNull()
     cut = truncate.flag() if truncate.applies(cfg) and cfg.source.on_truncate != "skip" else F.lit(False)
-    found = (env.where(F.col("_target").isNotNull() & (changed | cut)).groupBy("_route", "_target")
+    found = (env.where(F.col(C.TARGET).isNotNull() & (changed | cut)).groupBy(C.ROUTE, C.TARGET)
              .agg(F.max(changed).alias("changed")).collect())
-    targets = sorted((r["_target"], r["_route"]) for r in found
-                     if r["changed"] or _has_commit(pipe, route_config(cfg, r["_route"], r["_target"])))
+    targets = sorted((r[C.TARGET], r[C.ROUTE]) for r in found
+                     if r["changed"] or _has_commit(pipe, route_config(cfg, r[C.ROUTE], r[C.TARGET])))
     names = [n for n, _ in targets]
-    idle = env.where(F.col("_target").isNotNull() & ~F.col("_target").isin(names)).select(
-        "*", F.lit("skipped").alias("_class"), F.lit(None).cast("string").alias("_reason"),
-        F.col("_skip").alias("_reason_detail"))
-    unknown = F.col("_bad").isNotNull() & (F.coalesce(F.col("_table"), F.lit("")) == "")
-    rest = env.where(F.col("_target").isNull()).select(
-        "*", F.when(unknown, "bad").otherwise("skipped").alias("_class"),
-        F.when(unknown, F.col("_bad")).alias("_reason"),
-        F.when(unknown, F.col("_bad_detail")).otherwise(F.lit(vocabulary.UNROUTED)).alias("_reason_detail"))
+    idle = env.where(F.col(C.TARGET).isNotNull() & ~F.col(C.TARGET).isin(names)).select(
+        "*", F.lit("skipped").alias(C.CLASS), F.lit(None).cast("string").alias(C.REASON),
+        F.col(C.SKIP).alias(C.REASON_DETAIL))
+    unknown = F.col(C.BAD).isNotNull() & (F.coalesce(F.col(C.TABLE), F.lit("")) == "")
+    rest = env.where(F.col(C.TARGET).isNull()).select(
+        "*", F.when(unknown, "bad").otherwise("skipped").alias(C.CLASS),
+        F.when(unknown, F.col(C.BAD)).alias(C.REASON),
+        F.when(unknown, F.col(C.BAD_DETAIL)).otherwise(F.lit(vocabulary.UNROUTED)).alias(C.REASON_DETAIL))
     rest_ledger = ledger.count(rest)
     parts, changes, samples = [ledger.count(idle), rest_ledger, dropped], [], []
     tables: dict[str, dict] = {}
@@ -163,7 +164,7 @@ def sync_routed(pipe, batch: BatchInput, env: DataFrame) -> BatchResult:
     bad_rest = sum(c["bad"] for c in rest_ledger.values())
     if bad_rest and pipe.on_bad is not None:
         every_mask = {m.column: m for m in cfg.masks}
-        samples += pipe.on_bad(masking.scrub_raw(rest.where(F.col("_class") == "bad"), every_mask, cfg.source.format),
+        samples += pipe.on_bad(masking.scrub_raw(rest.where(F.col(C.CLASS) == "bad"), every_mask, cfg.source.format),
                                batch.batch_id, bad_rest)
     results, failed = _set_aside(pipe, batch, before, targets, _write_tables(pipe, batch, env, targets))
     for name, r in results:  # in table-name order, whichever finished first
@@ -188,12 +189,12 @@ def still_needed(standing: Isolation, start: Offsets) -> Column | None:
     held = sorted(standing.tables)
     if not held and all(o <= start.get_offset(t, p, o) for t, p, o in standing.fresh.entries()):
         return None
-    offset = F.col("_kafka_offset")
+    offset = F.col(C.OFFSET)
     keep = offset >= _position(standing.fresh, start)
     if held:
-        keep = keep & (F.col("_target").isNull() | ~F.col("_target").isin(held))
+        keep = keep & (F.col(C.TARGET).isNull() | ~F.col(C.TARGET).isin(held))
     for name in sorted(standing.retry):
-        keep = keep | ((F.col("_target") == name) & (offset >= _position(standing.tables[name].offsets, start)))
+        keep = keep | ((F.col(C.TARGET) == name) & (offset >= _position(standing.tables[name].offsets, start)))
     return keep
 
 
@@ -201,7 +202,7 @@ def _position(offsets: Offsets, start: Offsets) -> Column:
     """Per row, the first offset of its partition a table needs (a partition `offsets` lacks: all of it)."""
     out = F.lit(0)
     for t, p, o in start.entries():
-        here = (F.col("_kafka_topic") == t) & (F.col("_kafka_partition") == p)
+        here = (F.col(C.TOPIC) == t) & (F.col(C.PARTITION) == p)
         out = F.when(here, F.lit(offsets.get_offset(t, p, o))).otherwise(out)
     return out
 
@@ -243,7 +244,7 @@ def _write_table(pipe, batch: BatchInput, env: DataFrame, name: str, index: int)
     last = hudi.last_checkpoint(pipe.spark, rcfg.sink.path) if batch.redo else None
     done = last is not None and last["batch_id"] == batch.batch_id and last["offsets"] == batch.end
     route = Route(cfg.routes[index].source_column if index != DEFAULT else None, write=not done)
-    r = sync_table(pipe, rcfg, state, batch, env.where(F.col("_target") == name), route)
+    r = sync_table(pipe, rcfg, state, batch, env.where(F.col(C.TARGET) == name), route)
     maybe_crash("routed_between_tables", batch.batch_id)
     return r
 
@@ -357,5 +358,5 @@ def with_targets(env: DataFrame, cfg) -> DataFrame:
     idx = route_index(cfg.routes)
     if cfg.sink.unrouted == "default":
         idx = F.coalesce(idx, F.lit(DEFAULT))
-    env = env.withColumn("_route", idx)
-    return env.withColumn("_target", sink_name(cfg.routes, cfg.sink.table_name))
+    env = env.withColumn(C.ROUTE, idx)
+    return env.withColumn(C.TARGET, sink_name(cfg.routes, cfg.sink.table_name))

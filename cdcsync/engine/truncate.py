@@ -17,6 +17,7 @@ import json
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.errors import DecodeError
 from cdcsync.formats import vocabulary
 from cdcsync.formats.spec import format_spec
@@ -31,25 +32,25 @@ def applies(cfg) -> bool:
 
 
 def flag() -> Column:
-    return F.coalesce(F.col("_skip") == vocabulary.TRUNCATE, F.lit(False))
+    return F.coalesce(F.col(C.SKIP) == vocabulary.TRUNCATE, F.lit(False))
 
 
 def found(df: DataFrame, order: Column) -> dict[str, str]:
     """The batch's truncates as {source table: the newest one's ordering value} (a newer one covers an older)."""
-    rows = df.where(flag()).groupBy("_table").agg(F.max(order).alias("at")).collect()
-    return {r["_table"]: r["at"] for r in rows if r["_table"] is not None}
+    rows = df.where(flag()).groupBy(C.TABLE).agg(F.max(order).alias("at")).collect()
+    return {r[C.TABLE]: r["at"] for r in rows if r[C.TABLE] is not None}
 
 
 def refuse(df: DataFrame, batch_id: int, cfg) -> None:
     """on_truncate = "fail": stop before anything of the batch is committed, naming where the truncate is."""
-    first = df.where(flag()).select("_table", "_kafka_topic", "_kafka_partition", "_kafka_offset").first()
+    first = df.where(flag()).select(C.TABLE, C.TOPIC, C.PARTITION, C.OFFSET).first()
     assert first is not None  # called for a batch whose counts hold a truncate
     raise DecodeError(
-        f"batch {batch_id}: a truncate of {first['_table'] or 'a table'} at {first['_kafka_topic']}/"
-        f"{first['_kafka_partition']} offset {first['_kafka_offset']}, and {cfg.path}: source.on_truncate = 'fail'",
+        f"batch {batch_id}: a truncate of {first[C.TABLE] or 'a table'} at {first[C.TOPIC]}/"
+        f"{first[C.PARTITION]} offset {first[C.OFFSET]}, and {cfg.path}: source.on_truncate = 'fail'",
         hint='set source.on_truncate = "apply" to empty the table up to it, or "skip" to keep the rows; nothing of '
-             "this batch was committed", key="source.on_truncate", topic=first["_kafka_topic"],
-        partition=first["_kafka_partition"], offset=first["_kafka_offset"])
+             "this batch was committed", key="source.on_truncate", topic=first[C.TOPIC],
+        partition=first[C.PARTITION], offset=first[C.OFFSET])
 
 
 def merged(known: dict[str, str], new: dict[str, str]) -> dict[str, str]:
@@ -61,7 +62,7 @@ def drop_older(rows: DataFrame, truncated: dict[str, str], order: Column) -> Dat
     """`rows` (decoded, with `_table`) without the changes a truncate of their source table came after."""
     older = F.lit(False)
     for table, at in sorted(truncated.items()):
-        older = older | ((F.col("_table") == table) & (order < F.lit(at)))
+        older = older | ((F.col(C.TABLE) == table) & (order < F.lit(at)))
     return rows.where(~F.coalesce(older, F.lit(False)))
 
 
@@ -78,14 +79,14 @@ def table_deletes(rows: DataFrame, spec: hudi.TableSpec, truncated: dict[str, st
     for source, value in sorted(truncated.items()):
         mine = F.col(f"`{source_column}`") == source if source_column else F.lit(True)
         at = F.when(mine & (F.col(hudi.ORDER) < value), F.lit(value)).otherwise(at)
-    table = table.withColumn("_truncated_at", at).where(F.col("_truncated_at").isNotNull())
+    table = table.withColumn(C.TRUNCATED_AT, at).where(F.col(C.TRUNCATED_AT).isNotNull())
     given = set(kept)
     out = []
     for f in rows.schema.fields:
         if f.name in given:
             out.append(F.col(f"`{f.name}`").cast(f.dataType).alias(f.name))
         elif f.name == hudi.ORDER:
-            out.append(F.col("_truncated_at").alias(hudi.ORDER))
+            out.append(F.col(C.TRUNCATED_AT).alias(hudi.ORDER))
         elif f.name == hudi.DELETED:
             out.append(F.lit(True).alias(hudi.DELETED))
         else:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.formats.vocabulary import CHANGE_OPS
 from cdcsync.schema.spark.columns import PLAIN, Col
 from cdcsync.schema.spark.evolution import promotable
@@ -112,8 +113,8 @@ def _majority(env: DataFrame, vote: list[Col]) -> dict[str, str]:
     """{column: type} for new columns whose values are mostly one narrower JSON type (one pass over the batch)."""
     if not vote:
         return {}
-    image = "_row_nested" if "_row_nested" in env.columns else "_row"  # flattening re-encodes values as text
-    text = F.when(F.col("_op").isin(*CHANGE_OPS), F.coalesce(image, "_key_row"))
+    image = C.ROW_NESTED if C.ROW_NESTED in env.columns else C.ROW  # flattening re-encodes values as text
+    text = F.when(F.col(C.OP).isin(*CHANGE_OPS), F.coalesce(image, C.KEY_ROW))
     aggs = []
     for c in vote:
         aggs.append(F.count(F.from_json(text, f"`{c.name}` STRING")[c.name]))
@@ -137,9 +138,9 @@ def relabel(df: DataFrame, pins: list[Pin]) -> DataFrame:
     if not pins:
         return df
     says = F.create_map(*[x for p in pins for x in (F.lit(p.column), F.lit(p.describe()))])
-    hit = F.array_intersect(F.col("_cast_bad"), F.array(*[F.lit(p.column) for p in pins]))
-    is_hit = (F.col("_reason") == "bad_value") & (F.size(hit) > 0)
+    hit = F.array_intersect(F.col(C.CAST_BAD), F.array(*[F.lit(p.column) for p in pins]))
+    is_hit = (F.col(C.REASON) == "bad_value") & (F.size(hit) > 0)
     detail = F.concat(F.lit("a value does not fit its column's type: "),
                       F.array_join(F.transform(hit, lambda n: says[n]), "; "))
-    return df.withColumns({"_reason": F.when(is_hit, F.lit(REASON)).otherwise(F.col("_reason")),
-                           "_reason_detail": F.when(is_hit, detail).otherwise(F.col("_reason_detail"))})
+    return df.withColumns({C.REASON: F.when(is_hit, F.lit(REASON)).otherwise(F.col(C.REASON)),
+                           C.REASON_DETAIL: F.when(is_hit, detail).otherwise(F.col(C.REASON_DETAIL))})

@@ -15,13 +15,14 @@ import base64
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.formats.spec import format_spec
 from cdcsync.schema.spark.columns import Col
 from cdcsync.sinks import hudi
 
 SEEN = "placeholders"  # ledger: rows that carried a placeholder (each filled, or counted below)
 UNAVAILABLE = "unavailable"  # ledger: rows with a placeholder no earlier value could replace (written NULL)
-PARTITION = "_unavailable_tp"  # "topic/partition" carried through the table's rows while they are filled
+PARTITION = C.UNAVAILABLE_PARTITION  # "topic/partition" carried through the table's rows while they are filled
 _TYPES = ("STRING", "BINARY")  # the only types Debezium puts the placeholder in (arrays and json are text here)
 
 
@@ -51,7 +52,7 @@ def flag(typed: str, candidates: list[Col], placeholder: str) -> Column:
     out = F.lit(False)
     for c in candidates:
         out = out | is_placeholder(F.col(f"{typed}.`{c.name}`"), placeholder)
-    return F.col("_class").isin("upserted", "deleted") & out
+    return F.col(C.CLASS).isin("upserted", "deleted") & out
 
 
 def fill(rows: DataFrame, candidates: list[Col], spec: hudi.TableSpec, committed: bool,
@@ -64,31 +65,32 @@ def fill(rows: DataFrame, candidates: list[Col], spec: hudi.TableSpec, committed
     seen = {n: is_placeholder(F.col(f"`{n}`"), placeholder) for n in names}
     before = Window.partitionBy(*key).orderBy(hudi.ORDER).rowsBetween(Window.unboundedPreceding, Window.currentRow)
     # the newest value of the key up to this change that is not a placeholder (a struct, since NULL is a value)
-    rows = rows.withColumns({f"_prev_{n}": F.last(F.when(~seen[n], F.struct(F.col(f"`{n}`").alias("v"))),
+    rows = rows.withColumns({f"{C.PREVIOUS_PREFIX}{n}": F.last(F.when(~seen[n], F.struct(F.col(f"`{n}`").alias("v"))),
                                                   ignorenulls=True).over(before) for n in names})
     missing = F.lit(False)
     for n in names:
-        missing = missing | (seen[n] & F.col(f"_prev_{n}").isNull())
+        missing = missing | (seen[n] & F.col(f"{C.PREVIOUS_PREFIX}{n}").isNull())
     held_cols = {n: F.lit(None) for n in names}
     if committed:
         held = (hudi.snapshot(rows.sparkSession, spec.path, [*spec.primary_key, *names])
-                .withColumnsRenamed({n: f"_held_{n}" for n in names}).withColumn("_held", F.lit(True))
+                .withColumnsRenamed({n: f"{C.HELD}_{n}" for n in names}).withColumn(C.HELD, F.lit(True))
                 .join(rows.where(missing).select(*key).distinct(), spec.primary_key, "left_semi"))
         # read in a job of its own, as newest.place_valueless does: planned inside the write it could deadlock
         rows = rows.join(F.broadcast(held.localCheckpoint()), spec.primary_key, "left")
-        held_cols = {n: F.col(f"_held_{n}") for n in names}
-        found = F.coalesce(F.col("_held"), F.lit(False))
+        held_cols = {n: F.col(f"{C.HELD}_{n}") for n in names}
+        found = F.coalesce(F.col(C.HELD), F.lit(False))
     else:
         found = F.lit(False)
     unresolved = missing & ~found
-    rows = rows.withColumn("_unresolved", unresolved)
-    lost = {r[0]: int(r[1]) for r in rows.where("_unresolved").groupBy(PARTITION).count().collect()}
-    filled = {n: F.when(~seen[n], F.col(f"`{n}`")).when(F.col(f"_prev_{n}").isNotNull(), F.col(f"_prev_{n}.v"))
+    rows = rows.withColumn(C.UNRESOLVED, unresolved)
+    lost = {r[0]: int(r[1]) for r in rows.where(C.UNRESOLVED).groupBy(PARTITION).count().collect()}
+    previous = {n: F.col(f"{C.PREVIOUS_PREFIX}{n}") for n in names}
+    filled = {n: F.when(~seen[n], F.col(f"`{n}`")).when(previous[n].isNotNull(), previous[n]["v"])
               .otherwise(held_cols[n]).cast(rows.schema[n].dataType) for n in names}
-    helpers = [c for c in rows.columns if c.startswith(("_prev_", "_held")) or c in ("_unresolved", PARTITION)]
+    helpers = [c for c in rows.columns if c.startswith((C.PREVIOUS_PREFIX, C.HELD)) or c in (C.UNRESOLVED, PARTITION)]
     return rows.withColumns(filled).drop(*helpers), lost
 
 
 def partition_of() -> Column:
     """The "topic/partition" text the ledger is keyed by."""
-    return F.concat_ws("/", F.col("_kafka_topic"), F.col("_kafka_partition").cast("string"))
+    return F.concat_ws("/", F.col(C.TOPIC), F.col(C.PARTITION).cast("string"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 
+from cdcsync import columns as C
 from cdcsync.formats.base import BadRecord, Change, skip
 from cdcsync.formats.vocabulary import BAD_FIELD_COUNT, INVALID_CSV, INVALID_UTF8, OVERSIZED, TOMBSTONE, UPSERT
 
@@ -42,7 +43,7 @@ class CsvDecoder:
             raise BadRecord(INVALID_CSV, f"expected one CSV record, got {len(records)}")
         fields = records[0]
         if self.columns is None:
-            self.columns = [f"_c{i}" for i in range(len(fields))]
+            self.columns = [f"{C.CSV_FIELD}{i}" for i in range(len(fields))]
         if len(fields) != len(self.columns):
             names = ", ".join(self.columns)
             raise BadRecord(BAD_FIELD_COUNT, f"{len(fields)} fields, expected {len(self.columns)} ({names})")

@@ -13,6 +13,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import __version__
+from cdcsync import columns as C
 from cdcsync.sinks import hudi
 from cdcsync.sinks.dead_letter_view import KEY, path_for
 
@@ -39,18 +40,18 @@ def spec_for(cfg) -> hudi.TableSpec:
 def rows(bad: DataFrame, batch_id: int, table: str) -> DataFrame:
     """`bad`: classified rows with _class == 'bad' (see engine.batch). Routed rows carry their own target table
     (`_target`); one whose table could not be told (undecodable) has none: NULL, not a guess."""
-    target = F.col("_target") if "_target" in bad.columns else F.lit(table)
+    target = F.col(C.TARGET) if C.TARGET in bad.columns else F.lit(table)
     return bad.select(
-        F.col("_kafka_topic").alias("topic"), F.col("_kafka_partition").alias("partition"),
-        F.col("_kafka_offset").alias("offset"), F.col("_pos").cast("int").alias("row_index"),
-        F.col("_kafka_timestamp").alias("kafka_timestamp"),
-        F.col("_kafka_timestamp_type").cast("int").alias("timestamp_type"), F.col("_kafka_key").alias("key"),
-        F.col("_raw_value").alias("value"),
+        F.col(C.TOPIC).alias("topic"), F.col(C.PARTITION).alias("partition"),
+        F.col(C.OFFSET).alias("offset"), F.col(C.POS).cast("int").alias("row_index"),
+        F.col(C.TIMESTAMP).alias("kafka_timestamp"),
+        F.col(C.TIMESTAMP_TYPE).cast("int").alias("timestamp_type"), F.col(C.KEY).alias("key"),
+        F.col(C.RAW_VALUE).alias("value"),
         # text only when the bytes are valid UTF-8 (decoding replaced nothing)
-        F.when(F.encode(F.col("_value"), "UTF-8") == F.col("_raw_value"), F.col("_value")).alias("value_text"),
+        F.when(F.encode(F.col(C.VALUE), "UTF-8") == F.col(C.RAW_VALUE), F.col(C.VALUE)).alias("value_text"),
         # kept so a replay sees what a header filter saw
-        F.col("_kafka_headers").cast(HEADERS_TYPE).alias("headers"),
-        F.col("_reason").alias("reason"), F.col("_reason_detail").alias("error"),
+        F.col(C.HEADERS).cast(HEADERS_TYPE).alias("headers"),
+        F.col(C.REASON).alias("reason"), F.col(C.REASON_DETAIL).alias("error"),
         F.lit(batch_id).cast("long").alias("batch_id"), target.cast("string").alias("target_table"),
         F.lit(__version__).alias("cdcsync_version"), F.current_timestamp().alias("first_seen"),
         F.lit(False).alias("replayed"), F.lit(None).cast("timestamp").alias("replayed_at"),
@@ -63,10 +64,10 @@ def write(cfg, bad: DataFrame, batch_id: int) -> None:
     out = rows(bad, batch_id, cfg.sink.table_name)
     spark = bad.sparkSession
     if hudi.table_exists(spark, spec.path):  # a batch re-read after a crash: keep when each was first seen
-        seen = read(spark, cfg).select(*KEY, F.col("first_seen").alias("_seen"))
-        out = (out.join(seen, KEY, "left").withColumn("first_seen", F.coalesce("_seen", "first_seen"))
+        seen = read(spark, cfg).select(*KEY, F.col("first_seen").alias(C.SEEN))
+        out = (out.join(seen, KEY, "left").withColumn("first_seen", F.coalesce(C.SEEN, "first_seen"))
                .select(*out.columns))
-    reasons = {r[0]: r[1] for r in bad.groupBy("_reason").count().collect()}
+    reasons = {r[0]: r[1] for r in bad.groupBy(C.REASON).count().collect()}
     hudi.write_batch(out, spec, {hudi.META_BATCH: str(batch_id),
                                  hudi.META_DL_REASONS: json.dumps(reasons, sort_keys=True)}, sum(reasons.values()))
 
@@ -78,7 +79,7 @@ def exists(spark, cfg) -> bool:
 def read(spark, cfg) -> DataFrame:
     """The table's rows without Hudi's meta columns; columns added later (headers) read as NULL from old tables."""
     df = spark.read.format("hudi").load(path_for(cfg))
-    df = df.select(*[c for c in df.columns if not c.startswith("_hoodie_") or c == hudi.DELETED])
+    df = df.select(*[c for c in df.columns if not c.startswith(C.HOODIE_PREFIX) or c == hudi.DELETED])
     for name, typ in (("headers", HEADERS_TYPE), ("timestamp_type", "int")):
         if name not in df.columns:
             df = df.withColumn(name, F.lit(None).cast(typ))

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypedDict
 
 from cdcsync import __version__, jvm_errors
+from cdcsync import columns as C
 from cdcsync.errors import SinkError
 from cdcsync.kafka.offsets import Gap, Offsets
 from cdcsync.sinks import compaction
@@ -40,8 +41,8 @@ ORDERING_LEGACY = "event-time"  # earlier versions: event time, Kafka offset, ro
 
 # One ordering field, because hudi-rs (the independent reader) takes only one: fixed-width text that sorts in the
 # source's log order (formats/spark/position.py).
-ORDER = "_cdc_order"
-DELETED = "_hoodie_is_deleted"
+ORDER = C.ORDER
+DELETED = C.DELETED
 COLUMN_STATS = "hoodie.metadata.index.column.stats.enable"
 
 

@@ -10,11 +10,12 @@ from pyspark.errors import AnalysisException, ParseException
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.errors import ConfigError
 from cdcsync.transform.sql import STRUCT, Bound, Transform
 
-KEEP = "_keep"  # the WHERE's verdict on the row's image (True without a WHERE)
-FAILED = "_transform_failed"  # what the SELECT could not compute for the row (ANSI mode), else NULL
+KEEP = C.KEEP  # the WHERE's verdict on the row's image (True without a WHERE)
+FAILED = C.TRANSFORM_FAILED  # what the SELECT could not compute for the row (ANSI mode), else NULL
 
 
 def ansi(spark) -> bool:

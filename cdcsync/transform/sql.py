@@ -18,11 +18,12 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, UnsupportedError
 
+from cdcsync import columns as C
 from cdcsync.errors import ConfigError
 from cdcsync.transform.dialect import SparkAsWritten, to_sql
 
 VIEW = "source"
-STRUCT = "_v"  # the struct column the bound expressions read the view's columns from
+STRUCT = C.VIEW  # the struct column the bound expressions read the view's columns from
 _SRC = re.compile(r"<SRC>")  # Hudi Streamer's SqlQueryBasedTransformer names the view so
 
 _NONDETERMINISTIC = tuple(getattr(exp, n) for n in (
@@ -40,7 +41,7 @@ _GENERATOR_NAMES = {"json_tuple", "inline_outer", "stack", "explode_outer", "pos
 _CLAUSES = {"group": "GROUP BY", "order": "ORDER BY", "sort": "SORT BY", "cluster": "CLUSTER BY",
             "distribute": "DISTRIBUTE BY", "laterals": "LATERAL VIEW", "windows": "WINDOW", "with": "WITH"}
 # Hudi's and cdcsync's own columns (_unavailable_tp: engine/unavailable.py carries it beside the table's columns)
-_RESERVED = ("_hoodie", "_cdc_order", "_cdcsync", "_unavailable_tp")
+_RESERVED = C.RESERVED_PREFIXES
 
 
 @dataclass(frozen=True)

@@ -21,17 +21,16 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
+from cdcsync import columns as C
 from cdcsync.errors import ConfigError
 from cdcsync.schema.model import DECLARED, KAFKA, TRANSFORM, ColumnSchema, TableSchema
 from cdcsync.schema.types import ColumnType, parse_type
 from cdcsync.transform.sql import VIEW, Transform
 
-# [source] metadata_columns: the view's name of each (engine/batch.py _META_NAMES) and its Spark type
-META: dict[str, tuple[str, str]] = {
-    "topic": ("_kafka_topic", "STRING"), "partition": ("_kafka_partition", "INT"),
-    "offset": ("_kafka_offset", "BIGINT"), "timestamp": ("_kafka_timestamp", "TIMESTAMP"),
-    "timestamp-type": ("_kafka_timestamp_type", "INT"), "key": ("_kafka_key", "BINARY"),
-    "headers": ("_kafka_headers", "ARRAY<STRUCT<key: STRING, value: BINARY>>")}
+# [source] metadata_columns: the view's name of each and its Spark type (as Spark's Kafka source types them)
+META: dict[str, tuple[str, str]] = {m: (C.METADATA[m], t) for m, t in {
+    "topic": "STRING", "partition": "INT", "offset": "BIGINT", "timestamp": "TIMESTAMP", "timestamp-type": "INT",
+    "key": "BINARY", "headers": "ARRAY<STRUCT<key: STRING, value: BINARY>>"}.items()}
 _MAY_BE_NULL = {"headers", "key"}  # a record without a key; every other field is set on every record
 
 UNKNOWN = "UNKNOWN"  # a view column's type nobody knows (one the sample lacks)

@@ -15,6 +15,7 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.formats import vocabulary as v
 from cdcsync.formats.avro_connect import change_schema, is_envelope, parse, wire_schema, wrapper
 from cdcsync.formats.registry import HEADER_BYTES
@@ -48,7 +49,7 @@ def with_key_text(df: DataFrame, schemas: AvroSchemas) -> DataFrame:
         head, tail = wrapper(schema, change=False)
         return F.concat(F.lit(head), F.to_json(record, _NULLS), F.lit(tail))
 
-    return _decoded(df, "_kafka_key", schemas, "_key_text", text)
+    return _decoded(df, C.KEY, schemas, C.KEY_TEXT, text)
 
 
 def with_envelope(df: DataFrame, schemas: AvroSchemas) -> DataFrame:
@@ -56,7 +57,7 @@ def with_envelope(df: DataFrame, schemas: AvroSchemas) -> DataFrame:
     BIGINT, source: STRUCT<db, schema, table: STRING, ts_ms: BIGINT, SOURCE_FIELDS…: STRING>> with the images as
     JsonConverter's text and the Connect schema a literal of the writer schema; a plain row is a create of its
     record (avro_connect.wrapper). NULL for a tombstone or bad bytes."""
-    return _decoded(df, "_raw_value", schemas, "_e", _envelope)
+    return _decoded(df, C.RAW_VALUE, schemas, C.ENVELOPE, _envelope)
 
 
 def _decoded(df: DataFrame, raw: str, schemas: AvroSchemas, out: str, build) -> DataFrame:

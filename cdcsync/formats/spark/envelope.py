@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.formats import vocabulary as v
 from cdcsync.formats.spark import avro, position
 from cdcsync.formats.spark.avro import WriterSchemas
@@ -37,15 +38,15 @@ _MAXWELL = ("STRUCT<database: STRING, `table`: STRING, type: STRING, ts: BIGINT,
 def kafka_columns(raw: DataFrame) -> DataFrame:
     """Rename Spark's Kafka source columns once; keep the raw bytes for dead-lettering."""
     return raw.select(
-        F.col("topic").alias("_kafka_topic"),
-        F.col("partition").alias("_kafka_partition"),
-        F.col("offset").alias("_kafka_offset"),
-        F.col("timestamp").alias("_kafka_timestamp"),
-        F.col("timestampType").alias("_kafka_timestamp_type"),
-        F.col("key").alias("_kafka_key"),
-        F.col("headers").alias("_kafka_headers") if "headers" in raw.columns else F.lit(None).alias("_kafka_headers"),
-        F.col("value").alias("_raw_value"),
-        F.col("value").cast("string").alias("_value"),
+        F.col("topic").alias(C.TOPIC),
+        F.col("partition").alias(C.PARTITION),
+        F.col("offset").alias(C.OFFSET),
+        F.col("timestamp").alias(C.TIMESTAMP),
+        F.col("timestampType").alias(C.TIMESTAMP_TYPE),
+        F.col("key").alias(C.KEY),
+        F.col("headers").alias(C.HEADERS) if "headers" in raw.columns else F.lit(None).alias(C.HEADERS),
+        F.col("value").alias(C.RAW_VALUE),
+        F.col("value").cast("string").alias(C.VALUE),
     )
 
 
@@ -110,37 +111,37 @@ def _trailing(text: Column) -> Column:
 
 def _guard_utf8(df: DataFrame) -> DataFrame:
     """Bytes that are not UTF-8 decode with replacement characters: flag them rather than write mangled text."""
-    df, invalid = _stage(df, "_utf8_bad", F.col("_raw_value").isNotNull()
-                         & (F.encode(F.col("_value"), "UTF-8") != F.col("_raw_value")))
+    df, invalid = _stage(df, C.UTF8_BAD, F.col(C.RAW_VALUE).isNotNull()
+                         & (F.encode(F.col(C.VALUE), "UTF-8") != F.col(C.RAW_VALUE)))
     return df.withColumns({  # one projection: each plan step is analysed again over the whole plan
-        "_op": F.when(invalid, None).otherwise(F.col("_op")),
-        "_skip": F.when(invalid, None).otherwise(F.col("_skip")),
-        "_bad_detail": F.when(invalid, v.BAD_REASONS[v.INVALID_UTF8]).otherwise(F.col("_bad_detail")),
-        "_bad": F.when(invalid, v.INVALID_UTF8).otherwise(F.col("_bad"))}).drop("_utf8_bad")
+        C.OP: F.when(invalid, None).otherwise(F.col(C.OP)),
+        C.SKIP: F.when(invalid, None).otherwise(F.col(C.SKIP)),
+        C.BAD_DETAIL: F.when(invalid, v.BAD_REASONS[v.INVALID_UTF8]).otherwise(F.col(C.BAD_DETAIL)),
+        C.BAD: F.when(invalid, v.INVALID_UTF8).otherwise(F.col(C.BAD))}).drop(C.UTF8_BAD)
 
 
 def _kafka_ts_ms(df_col_ts: Column) -> Column:
     return (F.unix_micros(df_col_ts) / 1000).cast("long")
 
 
-_NULL = {"_skip": "string", "_bad": "string", "_bad_detail": "string", "_table": "string", "_row": "string",
-         "_key_row": "string", "_ts_ms": "long", "_schema": "string", "_types": "string", "_pk": "array<string>",
-         "_position": "string",
+_NULL = {C.SKIP: "string", C.BAD: "string", C.BAD_DETAIL: "string", C.TABLE: "string", C.ROW: "string",
+         C.KEY_ROW: "string", C.TS_MS: "long", C.SCHEMA: "string", C.TYPES: "string", C.PK: "array<string>",
+         C.POSITION: "string",
          # a binlog change's MySQL server (position.server) and its Debezium connector: where binlog runs begin
-         "_server": "long", "_source_name": "string"}
+         C.SERVER: "long", C.SOURCE_NAME: "string"}
 
 
 def _finish(df: DataFrame, **cols: Column) -> DataFrame:
     """The uniform change stream (see the module doc) from a format's columns, named without their leading '_';
     a column a format does not set is NULL (`pos` is 0: one row per message)."""
     given = {f"_{k}": v for k, v in cols.items()}
-    unknown = set(given) - set(_NULL) - {"_op", "_pos"}
+    unknown = set(given) - set(_NULL) - {C.OP, C.POS}
     if unknown:
         raise TypeError(f"not a change-stream column: {sorted(unknown)}")
-    out = {"_pos": given.get("_pos", F.lit(0)), "_op": given["_op"]}
+    out = {C.POS: given.get(C.POS, F.lit(0)), C.OP: given[C.OP]}
     out |= {name: given.get(name, F.lit(None).cast(kind)) for name, kind in _NULL.items()}
-    out["_ts_ms"] = F.coalesce(out["_ts_ms"], _kafka_ts_ms(F.col("_kafka_timestamp")))
-    keep = [c for c in df.columns if c.startswith("_kafka_") or c in ("_value", "_raw_value", "_key_text")]
+    out[C.TS_MS] = F.coalesce(out[C.TS_MS], _kafka_ts_ms(F.col(C.TIMESTAMP)))
+    keep = [c for c in df.columns if c.startswith(C.KAFKA_PREFIX) or c in (C.VALUE, C.RAW_VALUE, C.KEY_TEXT)]
     return df.select(*keep, *[c.alias(name) for name, c in out.items()])
 
 
@@ -158,8 +159,8 @@ class _Bytes:
 
 def debezium(df: DataFrame) -> DataFrame:
     """Debezium's JSON envelope, bare or in JsonConverter's schemas.enable form."""
-    df = df.withColumn("_e", F.from_json(F.col("_value"), _DBZ, _JSON))
-    e, p, value = F.col("_e"), F.col("_e.payload"), F.col("_value")
+    df = df.withColumn(C.ENVELOPE, F.from_json(F.col(C.VALUE), _DBZ, _JSON))
+    e, p, value = F.col(C.ENVELOPE), _e("payload"), F.col(C.VALUE)
     wrapped = e[v.DEBEZIUM.op_field].isNull() & p.isNotNull()  # JsonConverter's schemas.enable form
 
     def read(name: str) -> Column:
@@ -206,11 +207,11 @@ def _dropped(drop: Column) -> Column:
 
 def debezium_avro(df: DataFrame, schemas: avro.AvroSchemas) -> DataFrame:
     """Debezium's Avro envelope (or a plain Avro row, as a create), read into the JSON envelope's fields."""
-    df = avro.with_envelope(df, schemas).withColumn("_value", F.lit(None).cast("string"))
-    raw = F.col("_raw_value")
-    bytes_ = _Bytes(raw.isNull(), avro.reasons(raw, F.col("_e"), schemas), F.lit(None).cast("string"),
+    df = avro.with_envelope(df, schemas).withColumn(C.VALUE, F.lit(None).cast("string"))
+    raw = F.col(C.RAW_VALUE)
+    bytes_ = _Bytes(raw.isNull(), avro.reasons(raw, F.col(C.ENVELOPE), schemas), F.lit(None).cast("string"),
                     {v.UNKNOWN_SCHEMA_ID: avro.unknown_id_detail(raw)})
-    return _debezium_changes(df, lambda name: F.col("_e")[name], bytes_)
+    return _debezium_changes(df, lambda name: F.col(C.ENVELOPE)[name], bytes_)
 
 
 def _debezium_changes(df: DataFrame, read, body: _Bytes) -> DataFrame:
@@ -232,14 +233,14 @@ def _debezium_changes(df: DataFrame, read, body: _Bytes) -> DataFrame:
            .when(image_bad, v.BAD_VALUE)
            .when(_in(op, V.upsert) & after.isNull(), v.MISSING_FIELD)
            .when(_in(op, V.delete) & before.isNull() & ~key_ok, v.MISSING_KEY))
-    df, bad = _stage(df, "_bad", bad)
+    df, bad = _stage(df, C.BAD, bad)
     detail = (F.when((bad == v.MISSING_FIELD) & no_op, f"{V.label} envelope has no '{V.op_field}' field")
               .when(bad == v.MISSING_FIELD, F.concat(F.lit("op '"), op, F.lit(f"' without an '{V.row}' image")))
               .when(bad == v.BAD_OP, F.concat(F.lit(f"unknown {V.label} op '"), op, F.lit("'"))))
     for code, text in body.details.items():
         detail = detail.when(bad == code, text)
     detail = detail.otherwise(_detail(bad))
-    df, skip = _stage(df, "_skip", F.when(body.tombstone, v.TOMBSTONE).when(bad.isNotNull(), None)
+    df, skip = _stage(df, C.SKIP, F.when(body.tombstone, v.TOMBSTONE).when(bad.isNotNull(), None)
                       .when(no_op, body.non_row).otherwise(_skip_reason(op, V)))
     out_op = (F.when(skip.isNotNull(), v.OP_SKIP).when(bad.isNotNull(), None)
               .when(_in(op, V.delete), v.OP_DELETE).otherwise(v.OP_UPSERT))
@@ -250,18 +251,18 @@ def _debezium_changes(df: DataFrame, read, body: _Bytes) -> DataFrame:
     row = F.when(_in(op, V.delete), before).otherwise(after)
     ts = F.coalesce(F.when(src["ts_ms"] != 0, src["ts_ms"]), read("ts_ms"))  # snapshot rows carry 0
     return _finish(df, op=out_op, skip=skip, bad=bad, bad_detail=detail, table=table, row=row,
-                   key_row=F.when(_in(op, V.delete), key_row), ts_ms=ts, schema=F.col("_e.schema"),
+                   key_row=F.when(_in(op, V.delete), key_row), ts_ms=ts, schema=_e("schema"),
                    position=position.debezium(src), server=position.server(src["server_id"]),
                    source_name=src["name"])
 
 
 def canal(df: DataFrame) -> DataFrame:
     V = v.CANAL
-    e = F.from_json(F.col("_value"), _CANAL, _JSON)
-    df = df.withColumn("_e", e)
-    value, t, data = F.col("_value"), F.col("_e")[V.op_field], F.col("_e")[V.row]
+    e = F.from_json(F.col(C.VALUE), _CANAL, _JSON)
+    df = df.withColumn(C.ENVELOPE, e)
+    value, t, data = F.col(C.VALUE), F.col(C.ENVELOPE)[V.op_field], F.col(C.ENVELOPE)[V.row]
     skip_type = _skip_reason(t, V)
-    ddl = F.coalesce(F.col("_e")[v.CANAL_DDL_FLAG], F.lit(False))
+    ddl = F.coalesce(F.col(C.ENVELOPE)[v.CANAL_DDL_FLAG], F.lit(False))
     tombstone = value.isNull()
     # one malformed element makes the whole message bad, as in the Python decoder: a message is applied whole
     elem_bad = F.exists(data, lambda x: x.isNull() | ~x.startswith("{"))
@@ -274,28 +275,28 @@ def canal(df: DataFrame) -> DataFrame:
            .when(data.isNull() & F.get_json_object(value, f"$.{V.row}").isNotNull(), v.BAD_VALUE)
            .when(data.isNull() | (F.size(data) == 0), v.MISSING_FIELD)
            .when(elem_bad, v.BAD_VALUE))
-    df, bad = _stage(df, "_bad", bad)
+    df, bad = _stage(df, C.BAD, bad)
     detail = (F.when((bad == v.MISSING_FIELD) & t.isNull(), f"{V.label} message has no '{V.op_field}' field")
               .when(bad == v.MISSING_FIELD, f"{V.label} row change without rows in 'data'")
               .when(bad == v.BAD_OP, F.concat(F.lit(f"unknown {V.label} type '"), t, F.lit("'")))
               .otherwise(_detail(bad)))
-    df, skip = _stage(df, "_skip", F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None)
+    df, skip = _stage(df, C.SKIP, F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None)
                       .when(skip_type.isNotNull(), skip_type).when(ddl, v.DDL))
     op = (F.when(skip.isNotNull(), v.OP_SKIP).when(bad.isNotNull(), None).when(_in(t, V.delete), v.OP_DELETE)
           .otherwise(v.OP_UPSERT))
-    table = _table([F.col("_e")[name] for name in V.table])
+    table = _table([F.col(C.ENVELOPE)[name] for name in V.table])
     # a row per element of a row change; one for a skipped or bad message, as the Python decoder counts them
-    df = df.select("*", F.posexplode_outer(F.when(op.isin(*v.CHANGE_OPS), data)).alias("_pos", "_elem"))
-    return _finish(df, op=op, skip=skip, bad=bad, bad_detail=detail, table=table, row=F.col("_elem"),
-                   ts_ms=F.coalesce(F.col("_e.es"), F.col("_e.ts")), types=F.to_json(F.col("_e.mysqlType")),
-                   pk=F.col("_e")[V.key], pos=F.coalesce(F.col("_pos"), F.lit(0)))
+    df = df.select("*", F.posexplode_outer(F.when(op.isin(*v.CHANGE_OPS), data)).alias(C.POS, C.ELEMENT))
+    return _finish(df, op=op, skip=skip, bad=bad, bad_detail=detail, table=table, row=F.col(C.ELEMENT),
+                   ts_ms=F.coalesce(_e("es"), _e("ts")), types=F.to_json(_e("mysqlType")),
+                   pk=F.col(C.ENVELOPE)[V.key], pos=F.coalesce(F.col(C.POS), F.lit(0)))
 
 
 def maxwell(df: DataFrame) -> DataFrame:
     V = v.MAXWELL
-    e = F.from_json(F.col("_value"), _MAXWELL, _JSON)
-    df = df.withColumn("_e", e)
-    value, t, data = F.col("_value"), F.col("_e")[V.op_field], F.col("_e")[V.row]
+    e = F.from_json(F.col(C.VALUE), _MAXWELL, _JSON)
+    df = df.withColumn(C.ENVELOPE, e)
+    value, t, data = F.col(C.VALUE), F.col(C.ENVELOPE)[V.op_field], F.col(C.ENVELOPE)[V.row]
     skip_type = _skip_reason(t, V)
     tombstone = value.isNull()
     bad = (F.when(tombstone, None)
@@ -306,35 +307,35 @@ def maxwell(df: DataFrame) -> DataFrame:
            .when(~_in(t, V.upsert | V.delete), v.BAD_OP)
            .when(data.isNull(), v.MISSING_FIELD)
            .when(~data.startswith("{"), v.BAD_VALUE))
-    df, bad = _stage(df, "_bad", bad)
+    df, bad = _stage(df, C.BAD, bad)
     detail = (F.when((bad == v.MISSING_FIELD) & t.isNull(), f"{V.label} message has no '{V.op_field}' field")
               .when(bad == v.MISSING_FIELD, f"{V.label} row change without 'data'")
               .when(bad == v.BAD_OP, F.concat(F.lit(f"unknown {V.label} type '"), t, F.lit("'")))
               .otherwise(_detail(bad)))
-    df, skip = _stage(df, "_skip", F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None).otherwise(skip_type))
+    df, skip = _stage(df, C.SKIP, F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None).otherwise(skip_type))
     op = (F.when(skip.isNotNull(), v.OP_SKIP).when(bad.isNotNull(), None).when(_in(t, V.delete), v.OP_DELETE)
           .otherwise(v.OP_UPSERT))
-    table = _table([F.col("_e")[name] for name in V.table])
-    return _finish(df, op=op, skip=skip, bad=bad, bad_detail=detail, table=table, row=F.col("_e.data"),
-                   ts_ms=F.col("_e.ts") * 1000, pk=F.col("_e.primary_key_columns"),
-                   position=position.maxwell(F.col("_e.position"), F.col("_e.xoffset")),
-                   server=position.server(F.get_json_object(F.col("_value"), "$.server_id")))
+    table = _table([F.col(C.ENVELOPE)[name] for name in V.table])
+    return _finish(df, op=op, skip=skip, bad=bad, bad_detail=detail, table=table, row=_e("data"),
+                   ts_ms=_e("ts") * 1000, pk=_e("primary_key_columns"),
+                   position=position.maxwell(_e("position"), _e("xoffset")),
+                   server=position.server(F.get_json_object(F.col(C.VALUE), "$.server_id")))
 
 
 def plain_json(df: DataFrame) -> DataFrame:
-    tombstone = F.col("_value").isNull()
-    bad = (F.when(tombstone, None).when(_trailing(F.col("_value")) | _invalid_json(F.col("_value")), v.INVALID_JSON)
-           .when(~is_object(F.col("_value")), v.NOT_AN_OBJECT))
-    df, bad = _stage(df, "_bad", bad)
+    tombstone = F.col(C.VALUE).isNull()
+    bad = (F.when(tombstone, None).when(_trailing(F.col(C.VALUE)) | _invalid_json(F.col(C.VALUE)), v.INVALID_JSON)
+           .when(~is_object(F.col(C.VALUE)), v.NOT_AN_OBJECT))
+    df, bad = _stage(df, C.BAD, bad)
     op = F.when(tombstone, v.OP_SKIP).when(bad.isNotNull(), None).otherwise(v.OP_UPSERT)
     return _finish(df, op=op, skip=F.when(tombstone, v.TOMBSTONE), bad=bad, bad_detail=_detail(bad),
-                   row=F.col("_value"))
+                   row=F.col(C.VALUE))
 
 
 def csv(df: DataFrame, columns: list[str], delimiter: str) -> DataFrame:
     """RFC 4180 like formats/delimited.py (Python's csv): quotes open a field only at its start, "" is a quote."""
     schema = ", ".join(f"`{c}` STRING" for c in columns)
-    text = F.regexp_replace(F.col("_value"), r"[\r\n]+\z", "")  # a trailing line break ends the record
+    text = F.regexp_replace(F.col(C.VALUE), r"[\r\n]+\z", "")  # a trailing line break ends the record
     sep = "\\\\" if delimiter == "\\" else delimiter  # Spark refuses a lone backslash; it reads "\\" as one
     parsed = F.from_csv(text, schema, {"sep": sep, "mode": "PERMISSIVE", "escape": '"'})
     d = _regex_escape(delimiter)
@@ -343,10 +344,10 @@ def csv(df: DataFrame, columns: list[str], delimiter: str) -> DataFrame:
     field = f'(?:{quoted}|[^"{d}\\r\\n][^{d}\\r\\n]*+)?+'
     well_formed = (text != "") & text.rlike(f"^{field}(?:{d}{field})*+\\z")  # \z: Java's $ allows a final \u2028
     n_fields = F.size(F.split(F.regexp_replace(text, f"(^|{d}){quoted}(?={d}|\\z)", "$1"), d))  # quoted ones emptied
-    tombstone = F.col("_value").isNull()
+    tombstone = F.col(C.VALUE).isNull()
     bad = (F.when(tombstone, None).when(~well_formed, v.INVALID_CSV)
            .when(n_fields != len(columns), v.BAD_FIELD_COUNT))
-    df, bad = _stage(df, "_bad", bad)
+    df, bad = _stage(df, C.BAD, bad)
     detail = (F.when(bad == v.BAD_FIELD_COUNT, F.format_string(f"expected {len(columns)} fields, found %d", n_fields))
               .otherwise(_detail(bad)))
     op = F.when(tombstone, v.OP_SKIP).when(bad.isNotNull(), None).otherwise(v.OP_UPSERT)
@@ -354,10 +355,10 @@ def csv(df: DataFrame, columns: list[str], delimiter: str) -> DataFrame:
 
 
 def raw(df: DataFrame) -> DataFrame:
-    tombstone = F.col("_value").isNull()
+    tombstone = F.col(C.VALUE).isNull()
     op = F.when(tombstone, v.OP_SKIP).otherwise(v.OP_UPSERT)
     return _finish(df, op=op, skip=F.when(tombstone, v.TOMBSTONE),
-                   row=F.to_json(F.struct(F.col("_value").alias("value"))))
+                   row=F.to_json(F.struct(F.col(C.VALUE).alias("value"))))
 
 
 def _regex_escape(ch: str) -> str:
@@ -385,3 +386,8 @@ def decode_envelope(raw_df: DataFrame, fmt: str, csv_columns: list[str] | None =
     else:
         env = _guard_utf8(decoder(df))
     return with_key_fields(env, key_fields) if key_fields else env
+
+
+def _e(field: str) -> Column:
+    """A field of the parsed envelope."""
+    return F.col(f"{C.ENVELOPE}.{field}")

@@ -7,12 +7,13 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.formats.vocabulary import CHANGE_OPS
 
 
 def key_text(df: DataFrame) -> Column:
     """The key as JSON text: the decoded Avro key when there is one, else the key's bytes as UTF-8."""
-    return F.col("_key_text") if "_key_text" in df.columns else F.col("_kafka_key").cast("string")
+    return F.col(C.KEY_TEXT) if C.KEY_TEXT in df.columns else F.col(C.KEY).cast("string")
 
 
 def key_object(text: Column) -> Column:
@@ -41,9 +42,9 @@ def with_key_fields(env: DataFrame, names: list[str]) -> DataFrame:
     obj = key_object(key_text(env))
     members = [F.when(m.isNotNull(), F.concat(F.lit(f'"{n}":'), m)) for n in names for m in [member_json(obj, n)]]
     extra = F.concat_ws(",", *members)
-    row = F.col("_row")
+    row = F.col(C.ROW)
     at = F.instr(row, "{")
     rest = row.substr(at + 1, F.length(row))
     spliced = F.concat(row.substr(F.lit(1), at), extra, F.when(rest.rlike(r"^\s*\}"), "").otherwise(","), rest)
-    keep = row.isNull() | ~F.col("_op").isin(*CHANGE_OPS) | (extra == "") | (at == 0)
-    return env.withColumn("_row", F.when(keep, row).otherwise(spliced))
+    keep = row.isNull() | ~F.col(C.OP).isin(*CHANGE_OPS) | (extra == "") | (at == 0)
+    return env.withColumn(C.ROW, F.when(keep, row).otherwise(spliced))

@@ -28,6 +28,7 @@ from bisect import bisect_right
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.formats import vocabulary
 
 # Debezium's source block, every field as text: a connector's number that overflows or arrives quoted still reads
@@ -80,13 +81,14 @@ def stream(topic: Column, partition: Column, connector: Column) -> Column:
 def server_switches(df: DataFrame) -> list[tuple[str, int, int | None]]:
     """The binlog changes of decoded rows where a server's run may begin, as (stream, offset, server id): each
     stream's first one (its server may be NULL) and each whose server differs from the one before it."""
-    w = Window.partitionBy("_stream").orderBy("_kafka_offset", "_pos")
-    before = F.last("_server", ignorenulls=True).over(w.rowsBetween(Window.unboundedPreceding, -1))
-    rows = (df.where(F.col("_position").startswith("b"))
-            .select(stream(F.col("_kafka_topic"), F.col("_kafka_partition"), F.col("_source_name")).alias("_stream"),
-                    "_kafka_offset", "_pos", "_server")
-            .select("_stream", "_kafka_offset", "_server", F.row_number().over(w).alias("_n"), before.alias("_b"))
-            .where((F.col("_n") == 1) | F.col("_server").isNotNull() & ~F.col("_server").eqNullSafe(F.col("_b"))))
+    w = Window.partitionBy(C.STREAM).orderBy(C.OFFSET, C.POS)
+    before = F.last(C.SERVER, ignorenulls=True).over(w.rowsBetween(Window.unboundedPreceding, -1))
+    rows = (df.where(F.col(C.POSITION).startswith("b"))
+            .select(stream(F.col(C.TOPIC), F.col(C.PARTITION), F.col(C.SOURCE_NAME)).alias(C.STREAM),
+                    C.OFFSET, C.POS, C.SERVER)
+            .select(C.STREAM, C.OFFSET, C.SERVER, F.row_number().over(w).alias(C.ROW_NUMBER), before.alias(C.BEFORE))
+            .where((F.col(C.ROW_NUMBER) == 1)
+                   | F.col(C.SERVER).isNotNull() & ~F.col(C.SERVER).eqNullSafe(F.col(C.BEFORE))))
     return [(r[0], r[1], r[2]) for r in rows.collect()]
 
 
@@ -122,7 +124,7 @@ def order(position: Column, kafka_partition: Column, kafka_offset: Column, row_i
     """The table's ordering value: log position (or "0"), then partition, offset and row inside the message. With
     `runs` (ORDERING) a binlog position is prefixed by its server run's start (the module doc)."""
     if runs is not None:
-        name = stream(F.col("_kafka_topic"), kafka_partition, F.col("_source_name"))
+        name = stream(F.col(C.TOPIC), kafka_partition, F.col(C.SOURCE_NAME))
         start = F.format_string("%019d", _run_start(runs, name, kafka_offset))
         position = F.when(position.startswith("b"), F.concat(F.lit("b"), start, position.substr(2, 40))) \
             .otherwise(position)

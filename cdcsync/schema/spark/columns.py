@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
+
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # Avro's rule for Hudi column and table names; use fullmatch
 
 # encodings: how the JSON value carries the column's type
@@ -228,7 +230,7 @@ def _is_json_string(row_text: Column, name: str) -> Column:
 def _versioned(raw: Column, c: Col, others: dict[Col, list[int]], quoted: Column) -> Column:
     """`raw` decoded by its record's schema version. The decimal conversion is a large expression: every version
     carrying Connect decimals shares one, with the scale chosen per version, so the plan stays small."""
-    version = F.xxhash64(F.col("_schema"))
+    version = F.xxhash64(F.col(C.SCHEMA))
     decimals = {v: hs for v, hs in others.items() if v.encoding == DBZ_DECIMAL}
     if decimals:
         scale = F.lit(c.scale if c.encoding == DBZ_DECIMAL else None).cast("int")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.formats.spec import format_spec
 from cdcsync.formats.vocabulary import CHANGE_OPS
 from cdcsync.schema.spark.columns import NAME, PLAIN, Col
@@ -51,7 +52,7 @@ def checkable(cols: list[Col]) -> bool:
 
 # the typed parse's corrupt-record field: not a storable column name (NAME), so never one of the columns
 _NOT_FITTING = "#not fitting"
-PARSED = "_fit"  # the column with_typed_parse adds; the caller drops it once the rows are typed and checked
+PARSED = C.PARSED  # the column with_typed_parse adds; the caller drops it once the rows are typed and checked
 
 
 def with_typed_parse(env: DataFrame, cols: list[Col]) -> DataFrame:
@@ -81,12 +82,12 @@ def misfit(cols: list[Col]) -> Column:
         elif c.type == "DOUBLE":  # a DOUBLE reads "NaN" and "Infinity" quoted, which infer as STRING
             wrong.append(F.isnan(value) | value.isin(float("inf"), float("-inf")))
     extra = F.size(F.array_except(F.json_object_keys(_row_text()), F.array(*(F.lit(c.name) for c in cols)))) > 0
-    carries_schema = F.col("_schema").isNotNull() | F.col("_types").isNotNull()
-    return F.coalesce(F.col("_op").isin(*CHANGE_OPS) & (carries_schema | extra | _any(wrong)), F.lit(False))
+    carries_schema = F.col(C.SCHEMA).isNotNull() | F.col(C.TYPES).isNotNull()
+    return F.coalesce(F.col(C.OP).isin(*CHANGE_OPS) & (carries_schema | extra | _any(wrong)), F.lit(False))
 
 
 def _row_text() -> Column:
-    return F.coalesce("_row", "_key_row")
+    return F.coalesce(C.ROW, C.KEY_ROW)
 
 
 def _any(conditions: list[Column]) -> Column:

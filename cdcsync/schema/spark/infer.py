@@ -10,30 +10,44 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.formats.debezium_types import DECIMAL_NAME, field_type
 from cdcsync.formats.mysql_types import mysql_type
 from cdcsync.formats.spark.envelope import is_object  # after any JSON whitespace, as the decoders read it
 from cdcsync.formats.spec import format_spec
 from cdcsync.formats.vocabulary import CHANGE_OPS
-from cdcsync.schema.spark import columns as C
-from cdcsync.schema.spark.columns import PLAIN, Col
+from cdcsync.schema.spark.columns import (
+    DBZ_DATE,
+    DBZ_DECIMAL,
+    DBZ_TIME_MS,
+    DBZ_TIME_NS,
+    DBZ_TIME_US,
+    DBZ_TS_MS,
+    DBZ_TS_NS,
+    DBZ_TS_US,
+    DBZ_VARIABLE_DECIMAL,
+    DBZ_ZONED,
+    JSON_TEXT,
+    PLAIN,
+    Col,
+)
 from cdcsync.schema.types import parse_type, widen
 
 # How Debezium carries each logical type on the wire; the column *type* comes from formats.debezium_types,
 # the one mapping infer-schema uses too.
 _DBZ_ENCODING = {
-    "io.debezium.time.Date": C.DBZ_DATE,
-    "org.apache.kafka.connect.data.Date": C.DBZ_DATE,
-    "io.debezium.time.Timestamp": C.DBZ_TS_MS,
-    "org.apache.kafka.connect.data.Timestamp": C.DBZ_TS_MS,
-    "io.debezium.time.MicroTimestamp": C.DBZ_TS_US,
-    "io.debezium.time.NanoTimestamp": C.DBZ_TS_NS,
-    "io.debezium.time.ZonedTimestamp": C.DBZ_ZONED,
-    "io.debezium.time.Time": C.DBZ_TIME_MS,
-    "org.apache.kafka.connect.data.Time": C.DBZ_TIME_MS,
-    "io.debezium.time.MicroTime": C.DBZ_TIME_US,
-    "io.debezium.time.NanoTime": C.DBZ_TIME_NS,
-    "io.debezium.data.VariableScaleDecimal": C.DBZ_VARIABLE_DECIMAL,
+    "io.debezium.time.Date": DBZ_DATE,
+    "org.apache.kafka.connect.data.Date": DBZ_DATE,
+    "io.debezium.time.Timestamp": DBZ_TS_MS,
+    "org.apache.kafka.connect.data.Timestamp": DBZ_TS_MS,
+    "io.debezium.time.MicroTimestamp": DBZ_TS_US,
+    "io.debezium.time.NanoTimestamp": DBZ_TS_NS,
+    "io.debezium.time.ZonedTimestamp": DBZ_ZONED,
+    "io.debezium.time.Time": DBZ_TIME_MS,
+    "org.apache.kafka.connect.data.Time": DBZ_TIME_MS,
+    "io.debezium.time.MicroTime": DBZ_TIME_US,
+    "io.debezium.time.NanoTime": DBZ_TIME_NS,
+    "io.debezium.data.VariableScaleDecimal": DBZ_VARIABLE_DECIMAL,
 }
 
 
@@ -50,11 +64,11 @@ def debezium_field(f: dict) -> Col:
         scale = int((f.get("parameters") or {}).get("scale", 0))
         if not 0 <= scale <= MAX_SCALE:  # a junk scale would pad every value with that many zeros
             raise ValueError(f"decimal scale {scale} outside 0..{MAX_SCALE}")
-        return Col(name, spark_type, C.DBZ_DECIMAL, scale)
+        return Col(name, spark_type, DBZ_DECIMAL, scale)
     if logical in _DBZ_ENCODING:
         return Col(name, spark_type, _DBZ_ENCODING[logical])
     if f.get("type") in ("struct", "array", "map"):
-        return Col(name, "STRING", C.JSON_TEXT)
+        return Col(name, "STRING", JSON_TEXT)
     return Col(name, spark_type)
 
 
@@ -83,7 +97,7 @@ def from_spark_type(name: str, dt) -> Col:
     if isinstance(dt, T.BooleanType):
         return Col(name, "BOOLEAN")
     if isinstance(dt, (T.StructType, T.ArrayType, T.MapType)):
-        return Col(name, "STRING", C.JSON_TEXT)
+        return Col(name, "STRING", JSON_TEXT)
     return Col(name, "STRING")
 
 
@@ -107,7 +121,7 @@ def infer_batch_columns(env: DataFrame, fmt: str, key_fields: list[str] | None =
     and then by name; several schema versions widen to one. `key_fields`: columns the rows took from the key, which
     a schema envelope does not name; `deleted_field`: a field the decoder took out of the row images, which an Avro
     row's schema still names; `order`: names whose order the format fixes (csv_columns), first in that order."""
-    rows = env.filter(F.col("_op").isin(*CHANGE_OPS))
+    rows = env.filter(F.col(C.OP).isin(*CHANGE_OPS))
     if format_spec(fmt).reads_as == "debezium-json":
         usable = {h: [c for c in cols if c.name != deleted_field] for h, cols in _debezium_versions(rows)
                   if cols is not None}
@@ -118,11 +132,11 @@ def infer_batch_columns(env: DataFrame, fmt: str, key_fields: list[str] | None =
         if usable:  # otherwise the row images decide, as for schemaless events
             return BatchColumns(_widest(list(usable.values())), usable if len(usable) > 1 else {}, from_rows=False)
     if fmt == "canal-json":  # Canal's values are text: its mysqlType versions only need the widest type
-        maps = [json.loads(text) for text, _ in _oldest_first(rows, "_types", MAX_VERSIONS)]
+        maps = [json.loads(text) for text, _ in _oldest_first(rows, C.TYPES, MAX_VERSIONS)]
         if maps:
             return BatchColumns(_widest([[Col(k, mysql_type(v).spark_ddl()) for k, v in m.items()] for m in maps]),
                                 from_rows=False)
-    text = rows.select(F.coalesce("_row", "_key_row").alias("j"))
+    text = rows.select(F.coalesce(C.ROW, C.KEY_ROW).alias("j"))
     fields = _json_fields(text)
     order = order or _first_seen_order(text.where(is_object(F.col("j"))))
     names = [n for n in order if n in fields] + [n for n in fields if n not in order]
@@ -156,21 +170,21 @@ def _json_fields(text: DataFrame) -> dict:
     reader = (spark._jsparkSession.read().option("dropFieldIfAllNull", "true").option("mode", "DROPMALFORMED")
               .option("prefersDecimal", "false").option("samplingRatio", "1.0"))
     schema = DataFrame(reader.json(_as_strings(spark, objects)), spark).schema
-    return {f.name: f.dataType for f in schema.fields if f.name != "_corrupt_record"}
+    return {f.name: f.dataType for f in schema.fields if f.name != C.CORRUPT_RECORD}
 
 
 def _oldest_first(rows: DataFrame, column: str, most: int) -> list[tuple[str, int]]:
     """The distinct values of `column` with their xxhash64, in the order the batch first carries them; past `most`
     of them, `most` + 1 of them in no order. Sorted on the driver: a distributed sort would sample the batch in a
     job of its own."""
-    first = F.min(F.struct("_kafka_topic", "_kafka_partition", "_kafka_offset")).alias("_first")
+    first = F.min(F.struct(C.TOPIC, C.PARTITION, C.OFFSET)).alias(C.FIRST)
     found = (rows.where(F.col(column).isNotNull()).groupBy(column)
-             .agg(first, F.first(F.xxhash64(column)).alias("_hash")).limit(most + 1).collect())
+             .agg(first, F.first(F.xxhash64(column)).alias(C.HASH)).limit(most + 1).collect())
     return [(r[0], r[2]) for r in (found if len(found) > most else sorted(found, key=lambda r: tuple(r[1])))]
 
 
 def _debezium_versions(rows: DataFrame) -> list[tuple[int, list[Col] | None]]:
-    found = _oldest_first(rows, "_schema", MAX_VERSIONS)
+    found = _oldest_first(rows, C.SCHEMA, MAX_VERSIONS)
     if len(found) > MAX_VERSIONS:
         from cdcsync.errors import SchemaError
 

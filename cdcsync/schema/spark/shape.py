@@ -8,6 +8,7 @@ from dataclasses import replace
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from cdcsync import columns as C
 from cdcsync.errors import SchemaError
 from cdcsync.formats.spark.envelope import is_object
 from cdcsync.formats.spec import Types, format_spec
@@ -40,14 +41,14 @@ def envelope_typed(env: DataFrame, fmt: str) -> bool:
     """Did a Debezium schema envelope state this batch's types (authoritative, as in infer-schema)?"""
     if format_spec(fmt).reads_as != "debezium-json":
         return False
-    return bool(env.where(F.col("_op").isin(*CHANGE_OPS) & F.col("_schema").isNotNull()).limit(1).count())
+    return bool(env.where(F.col(C.OP).isin(*CHANGE_OPS) & F.col(C.SCHEMA).isNotNull()).limit(1).count())
 
 
 def rows_decide_types(env: DataFrame, fmt: str) -> bool:
     """Were this batch's types inferred from the row images' JSON values (no envelope schema, no mysqlType)?"""
     traits = format_spec(fmt)
     if traits.types is Types.MYSQL_TYPES:
-        return not env.where(F.col("_op").isin(*CHANGE_OPS) & F.col("_types").isNotNull()).limit(1).count()
+        return not env.where(F.col(C.OP).isin(*CHANGE_OPS) & F.col(C.TYPES).isNotNull()).limit(1).count()
     if traits.reads_as == "debezium-json":
         return not envelope_typed(env, fmt)
     return traits.types is Types.JSON_VALUES
@@ -64,17 +65,17 @@ def flatten(env: DataFrame) -> tuple[DataFrame, dict[str, list[Col]]]:
         return env, {}
     paths = list(_leaves(schema, ()))
     _check_collisions([p for p, _ in paths])
-    parsed = F.from_json(F.col("_row"), _as_text(schema), ONE_PARSE)
+    parsed = F.from_json(F.col(C.ROW), _as_text(schema), ONE_PARSE)
     fields = []
     for path, _ in paths:
         value = parsed
         for part in path:
             value = value.getField(part)
         fields.append(value.alias(SEP.join(path)))
-    has_object = F.exists(F.map_values(F.from_json(F.col("_row"), "MAP<STRING, STRING>")),
+    has_object = F.exists(F.map_values(F.from_json(F.col(C.ROW), "MAP<STRING, STRING>")),
                           lambda v: F.ltrim(v).startswith("{"))
-    env = env.withColumn("_row_nested", F.col("_row")).withColumn(
-        "_row", F.when(F.coalesce(has_object, F.lit(False)), F.to_json(F.struct(*fields))).otherwise(F.col("_row")))
+    env = env.withColumn(C.ROW_NESTED, F.col(C.ROW)).withColumn(
+        C.ROW, F.when(F.coalesce(has_object, F.lit(False)), F.to_json(F.struct(*fields))).otherwise(F.col(C.ROW)))
     leaves: dict[str, list[Col]] = {}
     for path, dt in paths:
         if len(path) > 1:
@@ -93,7 +94,7 @@ def _as_text(struct):
 def _nested_schema(env: DataFrame):
     """Spark's JSON inference over the batch's object row images, with the options infer_batch_columns uses."""
     spark = env.sparkSession
-    text = env.where(F.col("_op").isin(*CHANGE_OPS) & is_object(F.col("_row"))).select("_row")
+    text = env.where(F.col(C.OP).isin(*CHANGE_OPS) & is_object(F.col(C.ROW))).select(C.ROW)
     jvm = spark._jvm
     assert jvm is not None  # set from the session's start (pyspark asserts the same)
     enc = jvm.org.apache.spark.sql.Encoders.STRING()
@@ -109,7 +110,7 @@ def _leaves(struct, prefix: tuple):
     from pyspark.sql import types as T
 
     for f in struct.fields:
-        if f.name == "_corrupt_record":
+        if f.name == C.CORRUPT_RECORD:
             continue
         path = (*prefix, f.name)
         if isinstance(f.dataType, T.StructType):

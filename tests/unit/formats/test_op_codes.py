@@ -1,5 +1,5 @@
-"""The Spark `_op` column's codes are spelled once, in formats/vocabulary.py: no module compares `_op` with a
-literal or writes one into it."""
+"""The Spark `_op` column's (columns.OP's) codes are spelled once, in formats/vocabulary.py: no module compares
+`_op` with a literal or writes one into it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from cdcsync.formats import vocabulary as v
 
 ROOT = Path(__file__).resolve().parents[3]
 CODE = "|".join(map(re.escape, v.SPARK_OP.values()))
-COMPARED = rf"""F\.col\("_op"\)\s*(?:[!=]=\s*|\.isin\([^)]*)["'](?:{CODE})["']"""  # _op == "d", _op.isin("u", …)
+COMPARED = rf"""F\.col\((?:"_op"|C\.OP)\)\s*(?:[!=]=\s*|\.isin\([^)]*)["'](?:{CODE})["']"""  # == "d", .isin("u", …)
 WRITTEN = rf"""F\.when\([^()]*,\s*["'](?:{CODE})["']\)"""  # F.when(cond, "s")
 LITERAL = re.compile(f"{COMPARED}|{WRITTEN}")
 
@@ -29,3 +29,4 @@ def test_no_module_spells_an_op_code():
 def test_the_check_finds_a_literal():
     assert LITERAL.search('x = F.col("_op").isin("u", "d")') and LITERAL.search("F.col(\"_op\") == 's'")
     assert LITERAL.search('F.when(~keep, "s")') and not LITERAL.search('F.col("_op").isin(*CHANGE_OPS)')
+    assert LITERAL.search("F.col(C.OP) == 'd'") and not LITERAL.search("F.col(C.OP).isin(*CHANGE_OPS)")

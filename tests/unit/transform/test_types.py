@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from cdcsync import columns as C
 from cdcsync.errors import ConfigError
 from cdcsync.schema.model import DATA, DECLARED, ENVELOPE, KAFKA, TRANSFORM, ColumnSchema, TableSchema
 from cdcsync.schema.render import facts, spark_ddl
@@ -114,7 +115,7 @@ def test_a_struct_field_and_a_lambda_are_typed():
 def test_metadata_columns_are_named_and_ordered_as_the_run_s_view():
     from cdcsync.engine import batch
 
-    assert {m: name for m, (name, _) in META.items()} == batch._META_NAMES
+    assert {m: name for m, (name, _) in META.items()} == C.METADATA
     metadata = ["offset", "key", "topic", "headers", "timestamp-type", "timestamp", "partition"]
     assert list(metadata_view(metadata)) == batch._meta_names(SimpleNamespace(source=SimpleNamespace(
         metadata_columns=metadata)))
