@@ -4,6 +4,7 @@ reason code and detail. Also decides the table's primary key when the config nam
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -18,8 +19,13 @@ from cdcsync.formats.vocabulary import CHANGE_OPS, OP_DELETE, OP_SKIP, OP_UPSERT
 from cdcsync.schema.spark.columns import NAME, Col
 from cdcsync.sinks import hudi
 
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
-def resolve_primary_key(cfg, env: DataFrame, state: TableState) -> list[str]:
+    from cdcsync.config.model import Config
+
+
+def resolve_primary_key(cfg: Config, env: DataFrame, state: TableState) -> list[str]:
     if cfg.sink.primary_key:
         return list(cfg.sink.primary_key)
     if state.spec.primary_key:
@@ -115,7 +121,7 @@ def _any_null(cols: list[Column]) -> Column:
     return out
 
 
-def schema_check(cfg) -> Column:
+def schema_check(cfg: Config) -> Column:
     """[schema] validate_with: each row image checked with jsonschema. Opt-in, and the one Python step on the
     path (a UDF): jsonschema has no JVM twin; expect it to cost throughput."""
     if not cfg.schema.validate_with:
@@ -148,10 +154,10 @@ def schema_check(cfg) -> Column:
     return F.when(F.col(C.OP) == OP_UPSERT, udf(F.col(C.ROW)))
 
 
-_VALIDATORS: dict[str, object] = {}
+_VALIDATORS: dict[str, Draft202012Validator] = {}
 
 
-def _validator(text: str):
+def _validator(text: str) -> Draft202012Validator:
     if text not in _VALIDATORS:  # once per Python worker
         from jsonschema import Draft202012Validator
 

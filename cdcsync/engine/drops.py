@@ -10,7 +10,9 @@ PostgreSQL connector emits no DDL: a table dropped there simply stops appearing,
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from cdcsync import columns as C
@@ -19,10 +21,16 @@ from cdcsync.errors import DecodeError
 from cdcsync.formats import vocabulary
 from cdcsync.formats.spec import format_spec
 
+if TYPE_CHECKING:
+    from cdcsync.config.model import Config
+    from cdcsync.engine.context import PipelineContext
+    from cdcsync.engine.model import BatchInput
+    from cdcsync.reporting import Reporter
+
 DROPPED = DROPPED_TABLE  # ledger: DROP TABLE events (their records are counted skipped: they carry no row)
 
 
-def applies(cfg) -> bool:
+def applies(cfg: Config) -> bool:
     """Only the JSON change envelopes carry a DROP TABLE (Debezium's Avro schema changes are not read as one)."""
     return format_spec(cfg.source.format).drop_events
 
@@ -31,16 +39,15 @@ def flag() -> Column:
     return F.coalesce(F.col(C.SKIP) == vocabulary.DROP_TABLE, F.lit(False))
 
 
-def tally(cfg) -> dict[str, Column]:
+def tally(cfg: Config) -> dict[str, Column]:
     """The ledger tally of a table's share of a batch (ledger.count_flagged's `tallies`)."""
     return {DROPPED: flag()} if applies(cfg) else {}
 
 
-def said(pipe, batch, df: DataFrame, table: Column) -> None:
+def said(reporter: Reporter, cfg: Config, batch: BatchInput, df: DataFrame, table: Column) -> None:
     """The batch's drops (records of `df` the tally counted), each source table's said once with the Hudi table
     `table` names, or under on_drop_table = "fail" refused before anything is committed. A job of its own: it only
     runs for a batch that holds a drop."""
-    cfg = pipe.cfg
     first = F.min(F.struct(C.OFFSET, C.TOPIC, C.PARTITION)).alias("at")
     rows = (df.where(flag()).groupBy(C.TABLE, table.alias("target")).agg(first, F.count(F.lit(1)).alias("n"))
             .orderBy(C.TABLE, "target").collect())
@@ -48,13 +55,13 @@ def said(pipe, batch, df: DataFrame, table: Column) -> None:
         topic, partition, offset = r["at"][C.TOPIC], r["at"][C.PARTITION], r["at"][C.OFFSET]
         if cfg.source.on_drop_table == "fail":
             _refuse(cfg, batch, r, topic, partition, offset)
-        pipe.reporter.event("drop_table", batch=batch.batch_id, source_table=r[C.TABLE] or "(not named)",
-                            table=r["target"], events=r["n"], topic=topic, partition=partition, offset=offset,
+        reporter.event("drop_table", batch=batch.batch_id, source_table=r[C.TABLE] or "(not named)",
+                       table=r["target"], events=r["n"], topic=topic, partition=partition, offset=offset,
                             on_drop_table=cfg.source.on_drop_table,
                             effect="the table and its rows are kept; later changes of the source table go on into it")
 
 
-def routed(pipe, batch, env: DataFrame) -> dict[str, dict[str, int]]:
+def routed(pipe: PipelineContext, batch: BatchInput, env: DataFrame) -> dict[str, dict[str, int]]:
     """[[route]]: the drops of the batch's routed records (`env`, persisted, with `_target`), said (or refused)
     before any table is written, whether or not their table has other changes in the batch; their ledger tally
     per partition, for the batch's ledger (ledger.add)."""
@@ -64,11 +71,11 @@ def routed(pipe, batch, env: DataFrame) -> dict[str, dict[str, int]]:
     counts = mine.groupBy(C.TOPIC, C.PARTITION).count().collect()
     if not counts:
         return {}
-    said(pipe, batch, mine, F.col(C.TARGET))
+    said(pipe.reporter, pipe.cfg, batch, mine, F.col(C.TARGET))
     return {f"{r[C.TOPIC]}/{r[C.PARTITION]}": {DROPPED: int(r["count"])} for r in counts}
 
 
-def _refuse(cfg, batch, r, topic: str, partition: int, offset: int) -> None:
+def _refuse(cfg: Config, batch: BatchInput, r: Row, topic: str, partition: int, offset: int) -> None:
     raise DecodeError(
         f"batch {batch.batch_id}: a DROP TABLE of {r[C.TABLE] or 'a table'} (table {r['target']}) at {topic}/"
         f"{partition} offset {offset}, and {cfg.path}: source.on_drop_table = 'fail'",

@@ -35,7 +35,7 @@ def count_flagged(df: DataFrame, flag: str | None,
     return counts, sum(int(r[-1]) for r in rows)
 
 
-def add(parts: list[dict]) -> dict[str, dict[str, int]]:
+def add(parts: list[dict[str, dict[str, int]]]) -> dict[str, dict[str, int]]:
     """Ledgers of disjoint row sets of one batch (routed tables) summed into one."""
     out: dict[str, dict[str, int]] = {}
     for ledger in parts:
@@ -53,7 +53,7 @@ def add(parts: list[dict]) -> dict[str, dict[str, int]]:
     return out
 
 
-def check(ledger: dict, batch: BatchInput) -> None:
+def check(ledger: dict[str, dict[str, int]], batch: BatchInput) -> None:
     """Every row lands in one class, and every message read lies inside the planned range (given rows: inside
     their own span) and, when the caller said how many, the counts are exactly those."""
     for tp, c in ledger.items():

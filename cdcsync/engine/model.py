@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cdcsync import jvm_errors
 from cdcsync.engine.progress import Isolation, error_line
@@ -16,7 +16,12 @@ from cdcsync.schema.spark.evolution import ColumnChange
 from cdcsync.sinks.hudi import ORDERING, TableSpec
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from collections.abc import Callable
+
+    from pyspark.sql import DataFrame, SparkSession
+
+    from cdcsync.config.model import Config
+    from cdcsync.reporting import Reporter
 
 CLASSES = ("upserted", "deleted", "skipped", "bad")  # every record ends in exactly one
 # ledger counts beside the classes, kept only where non-zero: truncates applied (counted skipped: they carry no
@@ -77,8 +82,8 @@ class BatchResult:
     instant: str | None
     ledger: dict[str, dict[str, int]]  # "topic/partition" -> counts
     changes: list[ColumnChange] = field(default_factory=list)
-    bad_samples: list[dict] = field(default_factory=list)
-    tables: dict[str, dict] = field(default_factory=dict)  # routed runs: table -> {"instant", counts}
+    bad_samples: list[dict[str, Any]] = field(default_factory=list)
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict)  # routed runs: table -> {"instant", counts}
     unrouted: int = 0  # routed runs: rows no route matched, counted as skipped
     stages: dict[str, float] = field(default_factory=dict)  # seconds: read_decode, dead_letter, write
     # routed runs: tables whose write failed and was set aside ([run] on_table_failure), table -> table_failure(e)
@@ -102,3 +107,53 @@ def table_failure(e: BaseException) -> str:
     if isinstance(e, CdcsyncError):
         return error_line(f"{e.exit_code.name.lower()}: {e.message}")
     return error_line(f"{ExitCode.INTERNAL.name.lower()}: {jvm_errors.summary(e)}")
+
+
+@dataclass(frozen=True)
+class Route:
+    """How a routed table's share of a batch is written (None for a run without [[route]])."""
+
+    source_column: str | None = None  # shards merged into one table: the column naming each row's source table
+    write: bool = True  # False: this table committed the batch before a crash; classify and count only
+
+
+@dataclass
+class TableBatch:
+    """One table's share of one batch, as its stages see it: the table's config and state, and the batch."""
+
+    cfg: Config
+    state: TableState
+    batch: BatchInput
+    route: Route | None = None
+
+
+class OnBad(Protocol):
+    """A batch's bad records, handed over with the batch id and their count ([run] on_bad_record's BadRecords, a
+    dead-letter replay's collector); returns the samples the summary shows."""
+
+    def __call__(self, bad: DataFrame, batch_id: int, count: int, /) -> list[dict[str, Any]]: ...
+
+
+class Compacting(Protocol):
+    """A table's background compactor (engine/compactor.py), as a write sees it."""
+
+    def before_write(self) -> None: ...
+    def poke(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class TableContext:
+    """What a table's batch stages use of the run: Spark, the reporter, the bad-record handler, the table's
+    compactor and the commit mode."""
+
+    spark: SparkSession
+    reporter: Reporter
+    on_bad: OnBad | None
+    compactor: Callable[[TableSpec], Compacting | None]
+    mode: CommitMode
+
+    def describe(self, batch: BatchInput, stage: str | None) -> None:
+        """Name the Spark jobs that follow, in the Spark UI and event log, by the batch and `stage` (None: no
+        name), rather than leave them the last description Hudi set on this thread."""
+        text = None if stage is None else f"cdcsync batch {batch.batch_id}: {stage}"
+        self.spark.sparkContext.setJobDescription(text)  # type: ignore[arg-type]  # None clears it (Spark's own use)

@@ -133,15 +133,15 @@ class _Events:
 
 
 def _count_inferences(monkeypatch) -> list[int]:
-    from cdcsync.engine import batch
+    from cdcsync.engine import typed
 
-    calls, real = [], batch.shape.batch_columns
+    calls, real = [], typed.shape.batch_columns
 
     def counted(env, cfg):
         calls.append(1)
         return real(env, cfg)
 
-    monkeypatch.setattr(batch.shape, "batch_columns", counted)
+    monkeypatch.setattr(typed.shape, "batch_columns", counted)
     return calls
 
 

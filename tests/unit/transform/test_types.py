@@ -113,11 +113,11 @@ def test_a_struct_field_and_a_lambda_are_typed():
 
 
 def test_metadata_columns_are_named_and_ordered_as_the_run_s_view():
-    from cdcsync.engine import batch
+    from cdcsync.engine import typed
 
     assert {m: name for m, (name, _) in META.items()} == C.METADATA
     metadata = ["offset", "key", "topic", "headers", "timestamp-type", "timestamp", "partition"]
-    assert list(metadata_view(metadata)) == batch._meta_names(SimpleNamespace(source=SimpleNamespace(
+    assert list(metadata_view(metadata)) == typed.meta_names(SimpleNamespace(source=SimpleNamespace(
         metadata_columns=metadata)))
 
 
