@@ -1,3 +1,5 @@
+from __future__ import annotations
+
 from cdcsync.cli.app import main
 
 main()

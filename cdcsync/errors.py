@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from cdcsync.exit_codes import ExitCode
 
 
 class CdcsyncError(Exception):
     exit_code: ExitCode = ExitCode.INTERNAL
 
-    def __init__(self, message: str, *, hint: str | None = None, exit_code: ExitCode | None = None, **facts):
+    def __init__(self, message: str, *, hint: str | None = None, exit_code: ExitCode | None = None,
+                 **facts: Any) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
@@ -22,7 +25,7 @@ class CdcsyncError(Exception):
             text += f"\n  fix: {self.hint}"
         return text
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "error": type(self).__name__,
             "message": self.message,
@@ -32,7 +35,7 @@ class CdcsyncError(Exception):
         }
 
 
-def _jsonable(v) -> bool:
+def _jsonable(v: object) -> bool:
     return isinstance(v, (str, int, float, bool, type(None), list, dict))
 
 

@@ -5,6 +5,7 @@ exceptions PySpark converts), and its `getCause()` chain says which layer failed
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 _MAX_DEPTH = 32  # a cause chain is short; a cycle in a broken one must not hang us
 
@@ -20,7 +21,7 @@ class JavaCause:
         return f"{self.class_name}: {self.message}"[:400]
 
 
-def java_exception(e: BaseException):
+def java_exception(e: BaseException) -> Any:
     """The Java exception behind a py4j or PySpark exception, or None for a Python-side failure."""
     for name in ("java_exception", "_origin"):
         j = getattr(e, name, None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Any, Protocol
+from typing import Any, Protocol, TextIO
 
 
 class Reporter(Protocol):
@@ -20,7 +20,7 @@ class Reporter(Protocol):
 class PlainReporter:
     """One line per event on stderr: greppable, and what a service manager's journal wants."""
 
-    def __init__(self, stream=None, quiet: bool = False):
+    def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
         self.stream = stream or sys.stderr
         self.quiet = quiet
 
@@ -41,7 +41,7 @@ class PlainReporter:
 class RichReporter(PlainReporter):
     """Coloured lines on a terminal; same events as PlainReporter."""
 
-    def __init__(self, quiet: bool = False):
+    def __init__(self, quiet: bool = False) -> None:
         super().__init__(quiet=quiet)
         from rich.console import Console
 

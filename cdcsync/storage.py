@@ -5,10 +5,16 @@ local paths and s3a://; and the one reading of [storage] for each client that re
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Protocol, TypedDict, cast
 from urllib.parse import urlsplit
 
 from cdcsync.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+    from pyspark.sql import SparkSession
+
+    from cdcsync.config.model import StorageConfig
 
 SCHEME = "s3a://"
 
@@ -31,12 +37,18 @@ def local_path(path: str) -> Path:
     return Path(path.removeprefix("file://").removeprefix("file:"))
 
 
+class Listing(Protocol):
+    """What lists a folder: `Files`, or the Spark session's Hadoop file systems (engine.compactor.HadoopFiles)."""
+
+    def entries(self, directory: str) -> dict[str, bool]: ...
+
+
 class Files:
     """Small files read without a JVM: local paths directly, s3a:// through boto3 with [storage]'s settings."""
 
-    def __init__(self, settings=None):
+    def __init__(self, settings: StorageConfig | None = None) -> None:
         self._settings = settings
-        self._client = None
+        self._client: S3Client | None = None
 
     def entries(self, directory: str) -> dict[str, bool]:
         """{name: is a directory} of what lies directly under `directory`; empty when it does not exist."""
@@ -65,7 +77,7 @@ class Files:
         except s3.exceptions.NoSuchKey:
             return None
 
-    def _s3(self):
+    def _s3(self) -> S3Client:
         if self._client is None:
             self._client = client(self._settings)
         return self._client
@@ -77,7 +89,7 @@ def split(path: str) -> tuple[str, str]:
     return bucket, key.strip("/")
 
 
-def hadoop_settings(storage) -> dict[str, str]:
+def hadoop_settings(storage: StorageConfig | None) -> dict[str, str]:
     """[storage] as Hadoop configuration keys (fs.s3a.*); empty when AWS's defaults apply."""
     if storage is None:
         return {}
@@ -91,7 +103,7 @@ def hadoop_settings(storage) -> dict[str, str]:
         out["fs.s3a.path.style.access"] = str(storage.path_style_access).lower()
     if storage.access_key_id:
         out["fs.s3a.access.key"] = storage.access_key_id
-        out["fs.s3a.secret.key"] = storage.secret_access_key
+        out["fs.s3a.secret.key"] = cast(str, storage.secret_access_key)  # the loader requires it with the key id
         provider = "SimpleAWSCredentialsProvider"
         if storage.session_token:
             out["fs.s3a.session.token"] = storage.session_token
@@ -100,7 +112,7 @@ def hadoop_settings(storage) -> dict[str, str]:
     return out
 
 
-def apply(spark, storage) -> None:
+def apply(spark: SparkSession, storage: StorageConfig | None) -> None:
     """Set [storage] on the running session's Hadoop configuration: in the JVM's memory only — Spark settings given
     at launch travel on the java command line, where any local user could read a secret key."""
     conf = spark._jsc.hadoopConfiguration()
@@ -108,7 +120,15 @@ def apply(spark, storage) -> None:
         conf.set(k, v)
 
 
-def client(storage):
+class _Credentials(TypedDict, total=False):
+    """boto3.client's credential keywords: all three given, or none (AWS's default chain)."""
+
+    aws_access_key_id: str | None
+    aws_secret_access_key: str | None
+    aws_session_token: str | None
+
+
+def client(storage: StorageConfig | None) -> S3Client:
     """A boto3 S3 client with the same endpoint, region, addressing and credentials as Spark's S3A."""
     try:
         import boto3
@@ -117,7 +137,7 @@ def client(storage):
         raise ConfigError("s3a:// paths need boto3 (the writer lock uses S3's conditional writes)",
                           hint="pip install 'cdcsync[s3]'") from None
     s = storage
-    kwargs = {}
+    kwargs: _Credentials = {}
     if s and s.access_key_id:
         kwargs = {"aws_access_key_id": s.access_key_id, "aws_secret_access_key": s.secret_access_key,
                   "aws_session_token": s.session_token}
@@ -126,7 +146,7 @@ def client(storage):
                         config=Config(s3={"addressing_style": style}, retries={"mode": "standard"}), **kwargs)
 
 
-def reader_options(storage) -> dict[str, str]:
+def reader_options(storage: StorageConfig | None) -> dict[str, str]:
     """[storage] as object_store's options (hudi-rs reads an `s3://` table with these)."""
     if storage is None:
         return {}
@@ -139,7 +159,9 @@ def reader_options(storage) -> dict[str, str]:
     if storage.path_style_access is not None:
         out["aws_virtual_hosted_style_request"] = str(not storage.path_style_access).lower()
     if storage.access_key_id:
-        out |= {"aws_access_key_id": storage.access_key_id, "aws_secret_access_key": storage.secret_access_key}
+        # the loader requires the secret with the key id
+        out |= {"aws_access_key_id": storage.access_key_id,
+                "aws_secret_access_key": cast(str, storage.secret_access_key)}
         if storage.session_token:
             out["aws_session_token"] = storage.session_token
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import NoReturn
 
 import typer
 
@@ -26,7 +27,7 @@ COMMAND_MODULES = ["run", "status", "validate", "probe", "infer_schema", "replay
                    "spark_submit_args", "jars"]
 
 
-def _version(value: bool):
+def _version(value: bool) -> None:
     if value:
         from cdcsync.toolchain.jars import version_lines
 
@@ -44,7 +45,7 @@ def _root(
                                  "the jars come from."),
     debug: bool = typer.Option(False, "--debug", help="On an error, print the full traceback (with the JVM's cause "
                                "chain) before the message; the exit code stays the same."),
-):
+) -> None:
     _debug["on"] = debug
 
 
@@ -93,7 +94,7 @@ def main() -> None:
     sys.exit(code or 0)
 
 
-def _interrupted():
+def _interrupted() -> NoReturn:
     print("interrupted: the batch in flight was abandoned; a restart re-reads what it did not commit",
           file=sys.stderr)
     sys.exit(int(ExitCode.INTERRUPTED))

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from cdcsync.cli.app import app
 from cdcsync.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from cdcsync.sinks.dead_letter_view import Selection
 
 dl = typer.Typer(name="dead-letter", no_args_is_help=True,
                  help="Inspect the dead-letter table (reasons, records) and replay records after a fix.")
@@ -22,7 +26,8 @@ _FROM = typer.Option(None, "--from-offset", help="Only offsets >= this.")
 _TO = typer.Option(None, "--to-offset", help="Only offsets <= this.")
 
 
-def _selection(reason, topic, partition, from_offset, to_offset, include_replayed=False):
+def _selection(reason: list[str] | None, topic: str | None, partition: int | None, from_offset: int | None,
+               to_offset: int | None, include_replayed: bool = False) -> Selection:
     from cdcsync.sinks.dead_letter_view import Selection
 
     return Selection(tuple(reason or ()), topic, partition, from_offset, to_offset, include_replayed)
@@ -30,11 +35,13 @@ def _selection(reason, topic, partition, from_offset, to_offset, include_replaye
 
 @dl.command("list")
 def list_(config: Path = _CONFIG, json_out: bool = _JSON,
-          include_replayed: bool = typer.Option(False, "--include-replayed", help="Count replayed records too.")):
+          include_replayed: bool = typer.Option(False, "--include-replayed",
+                                                help="Count replayed records too.")) -> None:
     """Reason codes and counts per topic/partition (read without a JVM)."""
     from cdcsync.config import load_config
+    from cdcsync.config.model import dead_letter_path as path_for
     from cdcsync.reporting import emit_json
-    from cdcsync.sinks.dead_letter_view import path_for, reason_counts
+    from cdcsync.sinks.dead_letter_view import reason_counts
 
     cfg = load_config(config)
     counts = reason_counts(cfg, _selection(None, None, None, None, None, include_replayed))
@@ -52,7 +59,7 @@ def list_(config: Path = _CONFIG, json_out: bool = _JSON,
 def show(config: Path = _CONFIG, reason: list[str] = _REASON, topic: str = _TOPIC, partition: int = _PARTITION,
          from_offset: int = _FROM, to_offset: int = _TO, json_out: bool = _JSON,
          limit: int = typer.Option(20, "--limit", "-n", help="At most this many records (0: all)."),
-         include_replayed: bool = typer.Option(False, "--include-replayed", help="Show replayed records too.")):
+         include_replayed: bool = typer.Option(False, "--include-replayed", help="Show replayed records too.")) -> None:
     """Records: coordinates, reason, message and a preview of the value (first 200 bytes; read without a JVM)."""
     from cdcsync.config import load_config
     from cdcsync.reporting import emit_json
@@ -74,7 +81,7 @@ def show(config: Path = _CONFIG, reason: list[str] = _REASON, topic: str = _TOPI
 def replay(config: Path = _CONFIG, reason: list[str] = _REASON, topic: str = _TOPIC, partition: int = _PARTITION,
            from_offset: int = _FROM, to_offset: int = _TO, json_out: bool = _JSON,
            all_: bool = typer.Option(False, "--all", help="Replay every record not yet replayed."),
-           quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr.")):
+           quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr.")) -> None:
     """Re-ingest chosen records into the table (after fixing the config or the upstream); mark them replayed.
     Refused (exit 81) while a `run` writes the table, unless Hudi multi-writer locking is configured."""
     from cdcsync.engine.dead_letter_replay import replay as do_replay

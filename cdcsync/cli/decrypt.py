@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from cdcsync.cli.app import app
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 @app.command("decrypt")
@@ -16,7 +20,7 @@ def decrypt(
     values: list[str] = typer.Argument(None, help="Encrypted values (base64); read one per line from stdin if none."),
     key_env: str = typer.Option(..., "--key-env", help="Environment variable holding the base64 AES key."),
     json_out: bool = typer.Option(False, "--json", help='Print {"values": [{"value", "plaintext"}]} on stdout.'),
-):
+) -> None:
     """Decrypt masked values: prints one plaintext per line (an empty line for a value that does not decrypt)."""
     from cdcsync.errors import ConfigError
 
@@ -36,7 +40,7 @@ def decrypt(
         typer.echo("" if text is None else text)
 
 
-def plaintexts(spark, values: list[str], key_b64: str) -> list[str | None]:
+def plaintexts(spark: SparkSession, values: list[str], key_b64: str) -> list[str | None]:
     from pyspark.sql import functions as F
 
     df = spark.createDataFrame([(i, v) for i, v in enumerate(values)], "i INT, v STRING")
@@ -47,7 +51,7 @@ def plaintexts(spark, values: list[str], key_b64: str) -> list[str | None]:
     return [r["p"] for r in out]
 
 
-def _session():
+def _session() -> SparkSession:
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from cdcsync.cli.app import app
 from cdcsync.formats.spec import format_spec
+
+if TYPE_CHECKING:
+    from cdcsync.config.model import Config, MaskConfig, SchemaConfig, SourceConfig
+    from cdcsync.errors import CdcsyncError
+    from cdcsync.formats.base import Decoder
+    from cdcsync.kafka.sample import Sampled
+    from cdcsync.schema import InferOptions, TableSchema
+    from cdcsync.schema.stored import RunRules
+    from cdcsync.transform.sql import Transform
 
 OUTPUTS = ("table", "json-schema", "spark-ddl", "toml")
 
@@ -49,7 +59,7 @@ def infer_schema(
         "--transform-sql", help="A SELECT ... FROM source [WHERE ...] for every table, over the config's "
                                 "\\[transform] sql and \\[\\[route]] transform_sql: the table view, --json and "
                                 "spark-ddl show the table's columns after it (typed without a JVM).")] = None,
-):
+) -> None:
     """Infer the schema of a CDC topic from a sample of its records and print it.
 
     stdout carries only the schema (a table, JSON Schema 2020-12, Spark DDL, or a schema.columns TOML block);
@@ -73,7 +83,7 @@ def infer_schema(
     _print(_transformed(tables, src, options, flag, out), out)
 
 
-def _split_formats(values: list[str], output: str | None, message_formats) -> tuple[str | None, str]:
+def _split_formats(values: list[str], output: str | None, message_formats: tuple[str, ...]) -> tuple[str | None, str]:
     message, outs = None, []
     for v in values:
         if v in message_formats:
@@ -93,7 +103,7 @@ def _split_formats(values: list[str], output: str | None, message_formats) -> tu
     return message, (chosen.pop() if chosen else "table")
 
 
-def _usage(message: str):
+def _usage(message: str) -> CdcsyncError:
     """A usage error as a CdcsyncError (exit 2): main() renders those without depending on click's classes."""
     from cdcsync.errors import CdcsyncError
     from cdcsync.exit_codes import ExitCode
@@ -104,25 +114,26 @@ def _usage(message: str):
 class _Source:
     """Where the sample comes from and how to decode it: config.toml with flags on top."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.servers: str | None = None
         self.topics: list[str] | None = None
         self.pattern: str | None = None
         self.format: str | None = None
-        self.config_source = None  # the config's [source], when it decides how records decode
+        self.config_source: SourceConfig | None = None  # the config's [source], when it decides how records decode
         self.csv_columns: list[str] | None = None
-        self.client_kwargs: dict = {}
-        self.schema_config = None
+        self.client_kwargs: dict[str, Any] = {}
+        self.schema_config: SchemaConfig | None = None
         self.file: Path | None = None
         self.config: Path | None = None  # the config file, when one was given
         self.header_filter: str | None = None  # the config's: records for other consumers are not sampled
         self.filtered = 0  # records the header filter left out
-        self.masks: list = []  # the config's [[mask]]: their columns' examples are never shown
+        self.masks: list[MaskConfig] = []  # the config's [[mask]]: their columns' examples are never shown
         self.primary_key: list[str] | None = None  # the config's [sink]: decides whether a tombstone deletes
-        self.cfg = None  # the loaded config: its [transform] sql, [[route]] and metadata columns
+        self.cfg: Config | None = None  # the loaded config: its [transform] sql, [[route]] and metadata columns
 
     @classmethod
-    def build(cls, config, servers, topics, fmt, from_file, csv_columns) -> _Source:
+    def build(cls, config: Path | None, servers: str | None, topics: list[str] | None, fmt: str | None,
+              from_file: Path | None, csv_columns: str | None) -> _Source:
         s = cls()
         if config is not None:
             from cdcsync.config import load_config
@@ -153,7 +164,7 @@ class _Source:
                          f"{'source.avro_schema_file' if s.format == 'avro' else 'source.schema_registry_url'})")
         return s
 
-    def decoder(self):
+    def decoder(self) -> Decoder:
         """The config's decoder (its key settings and writer schemas included), with the flags on top."""
         from dataclasses import replace
 
@@ -169,10 +180,10 @@ class _Source:
                                csv_columns=src.csv_columns, csv_field_delimiter=src.csv_field_delimiter)
         if self.csv_columns:
             src = replace(src, csv_columns=self.csv_columns)
-        registry = RegistryClient(src.registry()) if src.schema_registry_url else None  # over HTTP: still no JVM
+        registry = RegistryClient(reg) if (reg := src.registry()) is not None else None  # over HTTP: still no JVM
         return decoder_for(src, registry, self.primary_key)
 
-    def records(self, max_records: int, timeout: float, warn):
+    def records(self, max_records: int, timeout: float, warn: Callable[[str], None]) -> Iterator[Sampled]:
         if self.file is not None:
             return _file_records(self.file)
         from cdcsync.kafka.sample import TopicSet, sample
@@ -181,7 +192,7 @@ class _Source:
         where = TopicSet(self.servers, self.topics, self.pattern, self.client_kwargs or {})
         return sample(where, max_per_partition=max_records, timeout_s=timeout, warn=warn, keep=self._keep())
 
-    def _keep(self):
+    def _keep(self) -> Callable[[list[tuple[str, bytes | None]]], bool] | None:
         """The header filter as a test of a record's headers, counting what it leaves out; None without one."""
         if not self.header_filter:
             return None
@@ -189,14 +200,14 @@ class _Source:
 
         test = parse(self.header_filter).matches
 
-        def keep(headers: list) -> bool:
+        def keep(headers: list[tuple[str, bytes | None]]) -> bool:
             kept = test(headers)
             self.filtered += not kept
             return kept
 
         return keep
 
-    def run_rules(self):
+    def run_rules(self) -> RunRules:
         """The config's settings (with the flags on top) that shape the run's table (schema/stored.py)."""
         from cdcsync.schema.stored import RunRules
 
@@ -213,7 +224,7 @@ class _Source:
         return ", ".join(self.topics) if self.topics else f"topics matching {self.pattern!r}"
 
 
-def _file_records(path: Path):
+def _file_records(path: Path) -> Iterator[Sampled]:
     from cdcsync.errors import ConfigError
     from cdcsync.formats import Coord
 
@@ -226,11 +237,12 @@ def _file_records(path: Path):
             yield Coord(path.name, 0, i), None, line
 
 
-def _options(schema_config, flatten, as_string, columns):
+def _options(schema_config: SchemaConfig | None, flatten: bool | None, as_string: bool | None,
+             columns: list[str] | None) -> InferOptions:
     from cdcsync.schema import InferOptions
 
     base = InferOptions.from_config(schema_config) if schema_config is not None else InferOptions()
-    declared = dict(base.columns)
+    declared: dict[str, Any] = dict(base.columns)  # ColumnTypes, and --column's type texts InferOptions parses
     for item in columns or []:
         name, sep, ctype = item.partition("=")
         if not sep or not name.strip():
@@ -243,7 +255,8 @@ def _options(schema_config, flatten, as_string, columns):
     )
 
 
-def _infer(src: _Source, options, max_records: int, timeout: float, as_run: bool):
+def _infer(src: _Source, options: InferOptions, max_records: int, timeout: float, as_run: bool
+           ) -> dict[str, TableSchema]:
     """The sampled tables; `as_run`: as the run's tables (schema/stored.py), else the source tables' records."""
     from cdcsync.errors import CdcsyncError
     from cdcsync.exit_codes import ExitCode
@@ -299,7 +312,7 @@ def _infer(src: _Source, options, max_records: int, timeout: float, as_run: bool
     return tables
 
 
-def _transform_flag(sql: str | None, src: _Source):
+def _transform_flag(sql: str | None, src: _Source) -> Transform | None:
     """--transform-sql checked as the config's [transform] sql is (exit 78 for what it refuses)."""
     if sql is None:
         return None
@@ -314,15 +327,17 @@ def _transform_flag(sql: str | None, src: _Source):
 _AFTER_TRANSFORM = ("table", "json", "spark-ddl")  # the outputs that show the table; the others the source
 
 
-def _transformed(tables: dict, src: _Source, options, flag, out: str) -> dict:
+def _transformed(tables: dict[str, TableSchema], src: _Source, options: InferOptions, flag: Transform | None,
+                 out: str) -> dict[str, TableSchema]:
     """The tables as the run's [transform] sql makes them (transform/types.py), for the outputs that show the
     table. Each source table goes through the transform the run applies to it: --transform-sql, else its
     [[route]]'s transform_sql (source_table matched with Python's re, which reads ordinary patterns as Java
     does), else [transform] sql."""
+    from cdcsync.cli.infer_transform import transform_for
     from cdcsync.reporting import make_reporter
 
     reporter = make_reporter()
-    chosen = {name: _transform_for(name, src.cfg, flag, reporter.warn) for name in tables}
+    chosen = {name: transform_for(name, src.cfg, flag, reporter.warn) for name in tables}
     keys = sorted({tf.key for tf in chosen.values() if tf is not None})
     if not keys:
         return tables
@@ -353,31 +368,7 @@ def _transformed(tables: dict, src: _Source, options, flag, out: str) -> dict:
     return result
 
 
-def _transform_for(name: str, cfg, flag, warn):
-    """The transform the run applies to source table `name`: None for none (a table no route takes is skipped)."""
-    if flag is not None or cfg is None:
-        return flag
-    if not cfg.routes or (cfg.transform is None and not any(r.transform for r in cfg.routes)):
-        return cfg.transform
-    import re
-
-    unread = False
-    for i, r in enumerate(cfg.routes):
-        try:
-            if re.fullmatch(r.source_table, name):
-                return r.transform
-        except re.error:
-            unread = True
-            warn(f"route[{i}].source_table = {r.source_table!r} is Java regex syntax Python's re does not read: "
-                 f"infer-schema cannot tell whether it routes {name} (shown without that route's transform)")
-    if cfg.sink.unrouted == "default":
-        return cfg.transform
-    if not unread:
-        warn(f"no [[route]] takes {name} and sink.unrouted = 'skip': the run skips its changes (shown untransformed)")
-    return None
-
-
-def _print(tables, out: str) -> None:
+def _print(tables: dict[str, TableSchema], out: str) -> None:
     from cdcsync.reporting import emit_json
     from cdcsync.schema import render
 

@@ -20,7 +20,7 @@ def fetch(
                                    help="A Maven-2 repository to fetch from: a mirror (Artifactory, Nexus) or "
                                    "file://…/.m2/repository."),
     json_out: bool = typer.Option(False, "--json", help="Print a summary as JSON on stdout."),
-):
+) -> None:
     """Download the jars of cdcsync's manifest into $XDG_CACHE_HOME/cdcsync/jars/<version set> (default ~/.cache),
     each checked against its SHA-1. A second run downloads nothing; an interrupted one goes on where it stopped; a
     damaged jar in the cache is fetched again. Starts no JVM."""

@@ -6,11 +6,16 @@ Thin: options → Security → cdcsync.probe.walk → a rich table (or one JSON 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from cdcsync.cli.app import app
+
+if TYPE_CHECKING:
+    from cdcsync.config.model import SourceConfig
+    from cdcsync.kafka.security import Security
+    from cdcsync.probe.report import Check, Report
 
 _STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
 
@@ -44,7 +49,7 @@ def probe(
     schema_registry: Annotated[str | None, Opt("--schema-registry", metavar="URL", help=(
         "Also check this Confluent-compatible schema registry: reachable, authenticated, a subject per --topic. "
         "Default: source.schema_registry_url of --config (with its credentials)."))] = None,
-):
+) -> NoReturn:
     """Name the failing hop between this host and Kafka: DNS, TCP, TLS, SASL, or the brokers' advertised listeners;
     with a schema registry, also whether it answers, takes the credentials and has each topic's subjects.
 
@@ -57,8 +62,8 @@ def probe(
 
     secrets: list[str] = [s for s in (sasl_password,) if s]
     try:
-        props: dict = {}
-        src = None
+        props: dict[str, str] = {}
+        src: SourceConfig | None = None
         if config is not None:
             from cdcsync.config import load_config
 
@@ -116,7 +121,8 @@ def _usage_error(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
-def _run(servers, sec, topics, group, timeout):
+def _run(servers: list[tuple[str, int]], sec: Security, topics: list[str], group: str | None, timeout: float
+         ) -> Report:
     from cdcsync.probe.walk import probe as run_probe
 
     if sec.tls:
@@ -124,7 +130,7 @@ def _run(servers, sec, topics, group, timeout):
     return run_probe(servers, sec, topics=topics, group=group, timeout=timeout)
 
 
-def _registry(url: str | None, src, topics: list[str]) -> list:
+def _registry(url: str | None, src: SourceConfig | None, topics: list[str]) -> list[Check]:
     """The registry's checks when one is named (flag, else config); its credentials come from the config."""
     from cdcsync.formats.registry import Registry
     from cdcsync.probe.registry import registry_checks
@@ -132,26 +138,26 @@ def _registry(url: str | None, src, topics: list[str]) -> list:
     url = url or (src.schema_registry_url if src else None)
     if not url:
         return []
-    same = src is not None and src.schema_registry_url == url
-    registry = Registry(url, src.schema_registry_user_info, src.schema_registry_ca_file) if same else Registry(url)
+    registry = (Registry(url, src.schema_registry_user_info, src.schema_registry_ca_file)
+                if src is not None and src.schema_registry_url == url else Registry(url))
     wire = (("value", src.format), ("key", src.key_format)) if src is not None else ()
     sides = tuple(side for side, fmt in wire if fmt == "avro-confluent")
     return registry_checks(registry, topics, sides or ("value",))
 
 
-def _safe(value, secrets: list[str]):
+def _safe(value: Any, secrets: list[str]) -> Any:
     from cdcsync.kafka.security import scrub
 
     return scrub(value, secrets)
 
 
-def _emit(data: dict) -> None:
+def _emit(data: dict[str, Any]) -> None:
     from cdcsync.reporting import emit_json
 
     emit_json(data)
 
 
-def _render(data: dict) -> None:
+def _render(data: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text

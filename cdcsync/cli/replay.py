@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from cdcsync.cli.app import app
 from cdcsync.kafka.replay_spec import REPLAY_SPEC_HELP
+
+if TYPE_CHECKING:
+    from cdcsync.engine.replay import Plan
 
 
 @app.command("replay-from-offset")
@@ -21,7 +25,7 @@ def replay(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan (per partition from, to, count); exit 0."),
     json_out: bool = typer.Option(False, "--json", help="Print the plan and summary as one JSON object on stdout."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
-):
+) -> None:
     """Re-read a bounded offset range into the table (or a side table) without moving the pipeline's offsets."""
     from cdcsync.config import load_config
     from cdcsync.engine.replay import Replayer
@@ -40,7 +44,7 @@ def replay(
             print(plan.render())
         return
 
-    def show(p):  # after a resume is detected, before anything is written
+    def show(p: Plan) -> None:  # after a resume is detected, before anything is written
         print(p.render(), file=sys.stderr if json_out else sys.stdout, flush=True)
 
     result = replayer.run(plan, show=None if quiet and json_out else show)

@@ -25,7 +25,7 @@ def run(
                                   "(default: real problems only), info, debug ([run] log_level)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Everything the JVM logs at INFO (--log-level "
                                                                 "info)."),
-):
+) -> None:
     """Sync Kafka CDC topics into the Hudi table the config names (continuously, or --once)."""
     from cdcsync.config import load_config
 
@@ -63,10 +63,10 @@ def run(
         )
     from cdcsync.kafka.offsets import Offsets
 
-    for name, t in summary.isolated.items():
-        at = Offsets.from_json(t["offsets"]).compact()
-        reporter.warn(f"table {name} is set aside at {at} after {t['attempts']} failed attempt(s): {t['error']}; "
-                      f"the next run tries it again ({t['path']})")
+    for name, iso in summary.isolated.items():
+        at = Offsets.from_json(iso["offsets"]).compact()
+        reporter.warn(f"table {name} is set aside at {at} after {iso['attempts']} failed attempt(s): {iso['error']}; "
+                      f"the next run tries it again ({iso['path']})")
     if once and summary.isolated:  # the other tables are committed; this one still needs a run that succeeds
         from cdcsync.exit_codes import ExitCode
 

@@ -13,7 +13,7 @@ from cdcsync.cli.app import app
 def spark_submit_args(
     config: Path = typer.Argument(..., help="Path of config.toml."),
     json_out: bool = typer.Option(False, "--json", help="Print the arguments as a JSON list on stdout."),
-):
+) -> None:
     """Print spark-submit's arguments for a config, quoted for a shell: its master, the jars (the folder
     `cdcsync --version` names), cdcsync's Spark settings and the config's own, then cdcsync's entry script; append
     cdcsync's command:

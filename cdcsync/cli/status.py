@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -17,7 +19,7 @@ def status(
     max_age: float = typer.Option(None, "--max-age", min=0, help="Exit 1 when the last commit is older than this "
                                   "many seconds (or there is none)."),
     commits: int = typer.Option(5, "--commits", min=1, help="How many recent commits to show."),
-):
+) -> None:
     """Committed offsets, lag, last commit, recent commits, pending compactions, dead letters, offset gaps gone past
     (on_data_loss = "skip"), routed tables set aside (on_table_failure = "isolate") and the writer of the config's
     tables; exit 1 past --max-lag / --max-age. Reads the Hudi timeline directly: starts no JVM."""
@@ -43,7 +45,7 @@ def status(
         raise typer.Exit(int(ExitCode.WARNINGS))
 
 
-def _problems(st: dict, max_lag: int | None, max_age: float | None) -> list[str]:
+def _problems(st: Mapping[str, Any], max_lag: int | None, max_age: float | None) -> list[str]:
     out = []
     if max_lag is not None and st["lag_total"] > max_lag:
         out.append(f"{st['lag_total']} messages behind, more than --max-lag {max_lag}")
@@ -57,7 +59,7 @@ def _problems(st: dict, max_lag: int | None, max_age: float | None) -> list[str]
     return out
 
 
-def _print(st: dict) -> None:
+def _print(st: Mapping[str, Any]) -> None:
     from cdcsync.kafka.offsets import Gap, Offsets
 
     echo = typer.echo

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from cdcsync.cli.app import app
+
+if TYPE_CHECKING:
+    from cdcsync.config.model import Config, RouteConfig
 
 
 @app.command("validate")
 def validate(
     config: Path = typer.Argument(..., help="Path of config.toml."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
-):
+) -> None:
     """Check config.toml against the schema and its Kafka security settings: files, stores and their passwords,
     SASL mechanism and credentials (exit 78 naming file and key when it is wrong). Starts no JVM."""
     from cdcsync.config import load_config
@@ -55,7 +59,7 @@ def validate(
         typer.echo(f"  mask {m['column']}: {m['method']} in tables {m['tables']}")
 
 
-def _route(cfg, r) -> dict:
+def _route(cfg: Config, r: RouteConfig) -> dict[str, Any]:
     from cdcsync.config.model import routed_path
 
     return {"source_table": r.source_table, "sink_table": r.sink_table, "table_type": r.table_type or

@@ -11,7 +11,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cdcsync.config.model import (
     CatalogConfig,
@@ -30,6 +30,9 @@ from cdcsync.errors import ConfigError
 from cdcsync.formats.spec import Body, format_spec, with_trait
 from cdcsync.kafka import client_keys
 
+if TYPE_CHECKING:
+    from cdcsync.transform.sql import Transform
+
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -42,7 +45,7 @@ def load_config(path: str | Path) -> Config:
     return _build(data, path)
 
 
-def read_toml(path: Path) -> dict:
+def read_toml(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -60,11 +63,11 @@ def read_toml(path: Path) -> dict:
                           file=str(path)) from None
 
 
-def _flatten_free_form(data: dict) -> dict:
+def _flatten_free_form(data: dict[str, Any]) -> dict[str, Any]:
     """`[sink.options] hoodie.x.y = 1` parses as nested tables; these sections take dotted keys as written."""
     out = dict(data)
     for trail in FREE_FORM:
-        parent: dict = out
+        parent: dict[str, Any] = out
         for part in trail[:-1]:  # a missing step leaves an empty table, which holds nothing to flatten
             parent = child if isinstance(child := parent.get(part), dict) else {}
         if not isinstance(parent.get(trail[-1]), dict):
@@ -74,7 +77,7 @@ def _flatten_free_form(data: dict) -> dict:
     return out
 
 
-def _dotted(table: dict, prefix: str = "", keep_top: frozenset[str] = frozenset()) -> dict:
+def _dotted(table: dict[str, Any], prefix: str = "", keep_top: frozenset[str] = frozenset()) -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for k, v in table.items():
         key = f"{prefix}{k}"
@@ -85,14 +88,14 @@ def _dotted(table: dict, prefix: str = "", keep_top: frozenset[str] = frozenset(
     return flat
 
 
-def _expand_env(value: Any, path: Path, trail: tuple) -> Any:
+def _expand_env(value: Any, path: Path, trail: tuple[str | int, ...]) -> Any:
     if isinstance(value, dict):
         return {k: _expand_env(v, path, (*trail, k)) for k, v in value.items()}
     if isinstance(value, list):
         return [_expand_env(v, path, (*trail, i)) for i, v in enumerate(value)]
     if isinstance(value, str) and "${" in value:
 
-        def sub(m: re.Match) -> str:
+        def sub(m: re.Match[str]) -> str:
             name = m.group(1)
             if name not in os.environ:
                 raise ConfigError(
@@ -106,7 +109,7 @@ def _expand_env(value: Any, path: Path, trail: tuple) -> Any:
     return value
 
 
-def _build(d: dict, path: Path) -> Config:
+def _build(d: dict[str, Any], path: Path) -> Config:
     src, sink = d["source"], d["sink"]
     run = d.get("run", {})
     schema = d.get("schema", {})
@@ -144,7 +147,7 @@ def _build(d: dict, path: Path) -> Config:
     transform = _transform(d.get("transform", {}).get("sql"), "transform.sql", sink_cfg, sink_cfg.primary_key,
                            sink_cfg.partition_by, path)
     routes = [dataclasses.replace(r, transform=_transform(
-        r.transform_sql or (transform and transform.sql), f"route[{i}].transform_sql" if r.transform_sql
+        r.transform_sql or (transform.sql if transform else None), f"route[{i}].transform_sql" if r.transform_sql
         else "transform.sql", sink_cfg, r.primary_key, r.partition_by, path)) for i, r in enumerate(routes)]
     masks = [_mask(m, i, path) for i, m in enumerate(d.get("mask", []))]
     cfg = Config(path=path, source=source, sink=sink_cfg, run=run_cfg, schema=SchemaConfig(**schema), spark=spark,
@@ -165,7 +168,7 @@ _READ_ONLY_WITH = (
 )
 
 
-def _refuse_unread(src: dict, sink: dict, routed: bool, path: Path, run: dict) -> None:
+def _refuse_unread(src: dict[str, Any], sink: dict[str, Any], routed: bool, path: Path, run: dict[str, Any]) -> None:
     sections = {"source": (src, SourceConfig)}
     for section, key, by, value in _READ_ONLY_WITH:
         given, model = sections[section]
@@ -295,7 +298,7 @@ def _avsc(file: Path, key: str, path: Path) -> str:
     return str(file.resolve())
 
 
-def _storage(s: dict, cfg: Config, path: Path) -> StorageConfig:
+def _storage(s: dict[str, Any], cfg: Config, path: Path) -> StorageConfig:
     """[storage] serves s3a:// paths only; credentials come as a pair (or not at all: AWS's default chain)."""
     if not any(p.startswith("s3a://") for p in cfg.paths()):
         raise ConfigError(f"{path}: [storage] configures s3a:// paths, and none of sink.path, run.checkpoint_dir "
@@ -320,7 +323,7 @@ def _regex(text: str, path: Path, key: str) -> None:
 
 
 def _transform(sql: str | None, key: str, sink: SinkConfig, primary_key: list[str] | None,
-               partition_by: list[str], path: Path):
+               partition_by: list[str], path: Path) -> Transform | None:
     """[transform] sql (or a route's transform_sql) checked against the table it writes; None when not given."""
     if not sql:
         return None
@@ -330,7 +333,7 @@ def _transform(sql: str | None, key: str, sink: SinkConfig, primary_key: list[st
                  partition_by=partition_by)
 
 
-def _route(r: dict, i: int, path: Path) -> RouteConfig:
+def _route(r: dict[str, Any], i: int, path: Path) -> RouteConfig:
     # source_table is a Java regex (Spark's rlike): the run compiles it in the JVM (engine.routing.check_patterns);
     # Python's re would refuse valid Java (\p{Lower}, \Q…\E) and accept what Java refuses
     return RouteConfig(**{**r, "options": {k: _str(v) for k, v in _dotted(r.get("options", {})).items()}})
@@ -353,7 +356,7 @@ def _check_index(options: dict[str, str], partition_by: list[str], path: Path, s
             "drop partition_by")
 
 
-def _mask(m: dict, i: int, path: Path) -> MaskConfig:
+def _mask(m: dict[str, Any], i: int, path: Path) -> MaskConfig:
     """Resolve the mask's secret from the environment now, so a missing variable stops before Spark starts."""
     import base64
     import binascii

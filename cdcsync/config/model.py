@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from cdcsync.formats.registry import Registry
     from cdcsync.transform.sql import Transform
 
 DEFAULT_METADATA = ["topic", "partition", "offset", "timestamp"]
@@ -42,7 +43,7 @@ class SourceConfig:
     on_truncate: str = "apply"  # Debezium op "t": "apply" | "skip" | "fail"
     on_drop_table: str = "keep"  # a DROP TABLE event: "keep" the Hudi table (counted, logged) | "fail"
 
-    def registry(self):
+    def registry(self) -> Registry | None:
         """The schema registry the Avro formats read writer schemas from (None without one)."""
         from cdcsync.formats.registry import Registry
 
@@ -100,7 +101,7 @@ class SinkConfig:
     deletes: str = "hard"  # "hard": the row goes (a delete marker stays beside the table); "soft": _cdc_deleted
 
 
-def dead_letter_path(cfg) -> str:
+def dead_letter_path(cfg: Config) -> str:
     """Where a config's dead-letter table lives: [run] dead_letter_path, else beside the table."""
     return cfg.run.dead_letter_path or f"{cfg.sink.path.rstrip('/')}_dead_letter"
 

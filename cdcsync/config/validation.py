@@ -6,14 +6,19 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from cdcsync.config.schema import CONFIG_SCHEMA
 from cdcsync.errors import ConfigError
 from cdcsync.secrets import is_secret_key
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
-def validate(data: dict, path: Path) -> None:
+    from jsonschema import ValidationError
+
+
+def validate(data: dict[str, Any], path: Path) -> None:
     from jsonschema import Draft202012Validator
 
     errors = sorted(Draft202012Validator(CONFIG_SCHEMA).iter_errors(data), key=lambda e: list(map(str, e.path)))
@@ -29,14 +34,15 @@ def validate(data: dict, path: Path) -> None:
     )
 
 
-def _describe(err) -> str:
+def _describe(err: ValidationError) -> str:
     trail = tuple(err.absolute_path)
     where = key_text(trail)
     v = err.validator
+    instance: Any = err.instance  # set on every error iter_errors yields (Unset is only the constructor's default)
     if v == "additionalProperties":
-        schema = err.schema
+        schema = cast("Mapping[str, Any]", err.schema)  # an additionalProperties error comes from an object schema
         known = sorted(schema.get("properties", {}))
-        extra = [k for k in err.instance if k not in schema.get("properties", {}) and not _pattern_ok(schema, k)]
+        extra = [k for k in instance if k not in schema.get("properties", {}) and not _pattern_ok(schema, k)]
         prefixes = [p.strip("^\\").replace("\\.", ".") for p in schema.get("patternProperties", {})]
         out = []
         for k in extra:
@@ -55,21 +61,21 @@ def _describe(err) -> str:
         return ("[catalog] needs exactly one of 'metastore_uri' (a Hive metastore, thrift://host:9083) or "
                 "'metastore_dir' (an embedded one on this machine)")
     if v == "enum":
-        allowed = err.validator_value
-        close = difflib.get_close_matches(str(err.instance), [str(a) for a in allowed], n=1, cutoff=0.5)
+        allowed: Any = err.validator_value
+        close = difflib.get_close_matches(str(instance), [str(a) for a in allowed], n=1, cutoff=0.5)
         tip = f" (did you mean '{close[0]}'?)" if close else ""
-        return f"'{where}' is {_safe(trail, err.instance)}, expected one of {', '.join(map(str, allowed))}{tip}"
+        return f"'{where}' is {_safe(trail, instance)}, expected one of {', '.join(map(str, allowed))}{tip}"
     if v == "type":
-        want = err.validator_value
+        want: Any = err.validator_value
         want = " or ".join(want) if isinstance(want, list) else want
-        got = f"{type(err.instance).__name__} {_safe(trail, err.instance)}"
+        got = f"{type(instance).__name__} {_safe(trail, instance)}"
         return f"'{where}' must be {_article(want)} {want}, not {got}"
     if v == "pattern":
-        return f"'{where}' = {_safe(trail, err.instance)} does not match the expected form {err.validator_value}"
+        return f"'{where}' = {_safe(trail, instance)} does not match the expected form {err.validator_value}"
     return f"'{where}': {err.message}"
 
 
-def _pattern_ok(schema: dict, key: str) -> bool:
+def _pattern_ok(schema: Mapping[str, Any], key: str) -> bool:
     return any(re.search(p, key) for p in schema.get("patternProperties", {}))
 
 
@@ -77,7 +83,7 @@ def _article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
 
 
-def _safe(trail: tuple, value: Any) -> str:
+def _safe(trail: tuple[str | int, ...], value: Any) -> str:
     """The value for a message, unless it could hold a secret: under a secret key, a table or list (its members'
     keys are not looked at), or text that names one (a JAAS line, `password=`)."""
     if isinstance(value, (dict, list)) or any(is_secret_key(p) for p in trail if isinstance(p, str)) or \
@@ -86,7 +92,7 @@ def _safe(trail: tuple, value: Any) -> str:
     return repr(value)
 
 
-def key_text(trail: tuple) -> str:
+def key_text(trail: tuple[str | int, ...]) -> str:
     """A key's path as the config spells it: `source.properties."sasl.mechanism"`, `route[0].sink_table`."""
     out = ""
     for part in trail:

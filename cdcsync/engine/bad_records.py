@@ -3,9 +3,17 @@ write them to the dead-letter table; and the run-wide max_bad_records budget."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from cdcsync import columns as C
 from cdcsync.errors import DecodeError
 from cdcsync.sinks import dead_letter
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from cdcsync.config.model import Config
+    from cdcsync.reporting import Reporter
 
 _SHOWN = 3  # bad records named on stderr per batch; the dead-letter table has them all
 
@@ -13,12 +21,12 @@ _SHOWN = 3  # bad records named on stderr per batch; the dead-letter table has t
 class BadRecords:
     """The handler a batch calls with its bad rows: returns up to five samples for the summary."""
 
-    def __init__(self, cfg, reporter, policy: str | None = None):
+    def __init__(self, cfg: Config, reporter: Reporter, policy: str | None = None) -> None:
         self.cfg = cfg
         self.reporter = reporter
         self.policy = policy or cfg.run.on_bad_record
 
-    def __call__(self, bad_df, batch_id: int, count: int) -> list[dict]:
+    def __call__(self, bad_df: DataFrame, batch_id: int, count: int) -> list[dict[str, Any]]:
         samples = first_samples(bad_df)
         if self.policy == "fail":
             raise bad_error(samples[0])
@@ -31,7 +39,7 @@ class BadRecords:
         return samples
 
 
-def first_samples(bad_df, n: int = 5) -> list[dict]:
+def first_samples(bad_df: DataFrame, n: int = 5) -> list[dict[str, Any]]:
     from pyspark.sql import functions as F
 
     first = (bad_df.orderBy(C.PARTITION, C.OFFSET, C.POS).limit(n)
@@ -41,7 +49,7 @@ def first_samples(bad_df, n: int = 5) -> list[dict]:
              "value_preview": bytes(r[5] or b"").decode("utf-8", "backslashreplace")} for r in first]
 
 
-def bad_error(sample: dict) -> DecodeError:
+def bad_error(sample: dict[str, Any]) -> DecodeError:
     value = sample.get("value_preview", "")
     return DecodeError(
         f"bad record at {sample['topic']}/{sample['partition']} offset {sample['offset']}: "
@@ -52,7 +60,7 @@ def bad_error(sample: dict) -> DecodeError:
     )
 
 
-def check_budget(cfg, bad_so_far: int, dead_lettered: bool) -> None:
+def check_budget(cfg: Config, bad_so_far: int, dead_lettered: bool) -> None:
     """Past run.max_bad_records, stop; `dead_lettered`: the bad records went to the dead-letter table (not skipped)."""
     limit = cfg.run.max_bad_records
     if limit is not None and bad_so_far > limit:

@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from typing import TYPE_CHECKING, Any
 
 from cdcsync import storage
 from cdcsync.sinks import timeline
 from cdcsync.sinks.compaction import LOCK_PROVIDER, MAX_DELTA_COMMITS, lock_provider
 from cdcsync.sinks.hudi import pending_compactions
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from cdcsync.reporting import Reporter
 
 POOL = "cdcsync-compaction"  # the FAIR scheduler pool of the compactor's jobs (engine/fairscheduler.xml)
 _INDEX = ("hoodie.index.", "hoodie.bucket.index.", "hoodie.simple.index.", "hoodie.global.simple.index.",
@@ -22,7 +28,7 @@ class Compactor:
     """The background compactor of one table: `before_write` before each write, `poke` after it (and at start),
     `drain` when the run ends."""
 
-    def __init__(self, spark, path: str, options: dict[str, str], reporter):
+    def __init__(self, spark: SparkSession, path: str, options: dict[str, str], reporter: Reporter) -> None:
         """`options`: the table's write options (sinks/hudi.write_options)."""
         self.spark, self.path, self.reporter = spark, path, reporter
         self.every = int(options.get(MAX_DELTA_COMMITS, "5"))
@@ -100,19 +106,20 @@ class Compactions:
     timeline after a batch, whoever ran them (inline, the background compactor, another process): a plan is a
     `compaction` instant, its completion a `commit` of the same requested time."""
 
-    def __init__(self, since: dt.datetime | None = None):
+    def __init__(self, since: dt.datetime | None = None) -> None:
         self.since = since or dt.datetime.now().astimezone()
         self._files = storage.Files()
         self._hadoop: HadoopFiles | None = None
         self._pending: dict[str, str] = {}  # table -> path: a plan not completed at the last look
         self._counted: dict[str, set[tuple[str, str]]] = {}  # table -> ("scheduled" | "completed", requested)
 
-    def look(self, tables: dict[str, str], spark) -> tuple[list[str], list[tuple[str, float]]]:
+    def look(self, tables: dict[str, str], spark: SparkSession) -> tuple[list[str], list[tuple[str, float]]]:
         """What happened since the last look on `tables` (name: path; those a batch wrote) and on the tables with a
         plan pending (a background compaction completes after its batch): the tables of each plan scheduled, and of
         each compaction completed with its seconds from scheduled to completed."""
         scheduled, completed = [], []
         for name, path in sorted((self._pending | tables).items()):
+            # instants only lists (entries), yet its parameter is typed storage.Files: to be storage.Listing
             listed = timeline.instants(path, self._reader(path, spark))
             plans = {i.requested: i for i in listed if i.action == "compaction"}
             # requested: (scheduled, completed) of each completed compaction
@@ -132,7 +139,7 @@ class Compactions:
                 self._pending.pop(name, None)
         return scheduled, completed
 
-    def _reader(self, path: str, spark):
+    def _reader(self, path: str, spark: SparkSession) -> storage.Listing:
         """A local table's timeline is listed directly; any other Hadoop path (s3a://, hdfs://, …) as its writer
         reaches it, through the session's file systems."""
         if storage.is_local(path):
@@ -145,12 +152,13 @@ class Compactions:
 class HadoopFiles:
     """`storage.Files.entries` through the Spark session's Hadoop file systems: any scheme the writer reaches."""
 
-    def __init__(self, spark):
+    def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
 
     def entries(self, directory: str) -> dict[str, bool]:
         """{name: is a directory} of what lies directly under `directory`; empty when it does not exist."""
-        folder = self.spark._jvm.org.apache.hadoop.fs.Path(directory)
+        jvm: Any = self.spark._jvm  # py4j's view: set once a session exists
+        folder = jvm.org.apache.hadoop.fs.Path(directory)
         fs = folder.getFileSystem(self.spark._jsc.hadoopConfiguration())
         if not fs.exists(folder):
             return {}

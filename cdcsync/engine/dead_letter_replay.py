@@ -10,17 +10,25 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import columns as C
+from cdcsync.config.model import dead_letter_path
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.sync import Summary, sync
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.sinks import dead_letter, hudi
-from cdcsync.sinks.dead_letter_view import Selection
+from cdcsync.sinks.dead_letter_view import KEY, Selection
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from cdcsync.config.model import Config
+    from cdcsync.reporting import Reporter
 
 
 @dataclass
@@ -30,16 +38,16 @@ class DeadLetterReplayResult:
     selected: int = 0  # dead-letter rows chosen
     messages: int = 0  # distinct Kafka messages re-read from them
     replayed: int = 0  # rows now marked replayed
-    still_bad: list[dict] = field(default_factory=list)
+    still_bad: list[dict[str, Any]] = field(default_factory=list)
     instant: str | None = None
-    ledger: dict = field(default_factory=dict)
+    ledger: dict[str, dict[str, int]] = field(default_factory=dict)
     seconds: float = 0.0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
-def selected(spark, cfg, sel: Selection) -> DataFrame | None:
+def selected(spark: SparkSession, cfg: Config, sel: Selection) -> DataFrame | None:
     if not dead_letter.exists(spark, cfg):
         return None
     return dead_letter.read(spark, cfg).where(sel.condition())
@@ -50,10 +58,10 @@ class _StillBad:
 
     policy = "collect"
 
-    def __init__(self):
-        self.rows: list[dict] = []
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
 
-    def __call__(self, bad_df, _batch_id, _count) -> list[dict]:
+    def __call__(self, bad_df: DataFrame, _batch_id: int, _count: int) -> list[dict[str, Any]]:
         rows = [r.asDict() for r in bad_df.select(
             F.col(C.TOPIC).alias("topic"), F.col(C.PARTITION).alias("partition"),
             F.col(C.OFFSET).alias("offset"), F.col(C.POS).cast("int").alias("row_index"),
@@ -79,12 +87,12 @@ class _DeadLetterBatch:
         """Its one batch is the last: nothing to pace."""
 
 
-def replay(spark, cfg, sel: Selection, reporter) -> DeadLetterReplayResult:
+def replay(spark: SparkSession, cfg: Config, sel: Selection, reporter: Reporter) -> DeadLetterReplayResult:
     """Re-ingest the chosen, not yet replayed dead-letter records into the main table, then mark them."""
     t0 = time.monotonic()
     _check_replayable(cfg)
     sel = replace(sel, include_replayed=False)  # a replayed record is never replayed twice
-    result = DeadLetterReplayResult(cfg.sink.table_name, dead_letter.path_for(cfg))
+    result = DeadLetterReplayResult(cfg.sink.table_name, dead_letter_path(cfg))
     # its records were all bad once: those still bad are reported, not held against max_bad_records (which would stop
     # every replay of a large dead-letter table before it marks anything replayed)
     cfg = replace(cfg, run=replace(cfg.run, max_bad_records=None))
@@ -137,7 +145,7 @@ def _replay(pipe: Pipeline, still_bad: _StillBad, chosen: DataFrame, result: Dea
     if bad_rows:
         bad_keys = spark.createDataFrame([(r["topic"], r["partition"], r["offset"], r["row_index"])
                                           for r in bad_rows], "topic string, partition int, offset long, row_index int")
-        landed = chosen.join(bad_keys, dead_letter.KEY, "left_anti")
+        landed = chosen.join(bad_keys, KEY, "left_anti")
     result.replayed = landed.count()
     if result.replayed:
         dead_letter.mark_replayed(cfg, landed, result.replayed, result.instant or "", batch_id)
@@ -146,7 +154,7 @@ def _replay(pipe: Pipeline, still_bad: _StillBad, chosen: DataFrame, result: Dea
                            f"{r['reason']}: {r['error']}")
 
 
-def _check_replayable(cfg) -> None:
+def _check_replayable(cfg: Config) -> None:
     from cdcsync.errors import ConfigError
 
     if getattr(cfg, "routes", None):

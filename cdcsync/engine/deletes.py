@@ -18,6 +18,7 @@ event, a replay of an applied range that ends before the delete) never brings th
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -35,6 +36,12 @@ from cdcsync import columns as C
 from cdcsync.engine import newest
 from cdcsync.engine.model import TableState
 from cdcsync.sinks import hudi
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import DataType
 
 SOFT = C.SOFT_DELETED  # soft deletes: the flag readers filter on
 SUFFIX = "_cdcsync_delete_markers"  # beside the target, as the checkpoint and dead-letter folders are
@@ -55,7 +62,8 @@ def markers_path(path: str) -> str:
     return path.rstrip("/") + SUFFIX
 
 
-def settle(rows: DataFrame, state: TableState, mode: str, counts: dict, new_range: bool = False) -> DataFrame:
+def settle(rows: DataFrame, state: TableState, mode: str, counts: dict[str, dict[str, int]],
+           new_range: bool = False) -> DataFrame:
     """The rows to commit to `state`'s table under deletes = `mode` (hard: the batch's markers are written first);
     `counts`: the batch's ledger, which says whether it holds deletes and upserts; `new_range`: the batch's range
     was never applied (a run's next batch), so its markers are written without looking for them first (only a crash
@@ -124,13 +132,14 @@ def to_merge(files: dict[str, int]) -> dict[str, int]:
     return dict(by_size[kept:])
 
 
-def _widened(state: TableState, name: str, now) -> bool:
+def _widened(state: TableState, name: str, now: DataType) -> bool:
     """Has the ordering column `name` a wider type (`now`) in this batch than in the table's last commit?"""
     was = next((c.type for c in state.columns if c.name == name), None)
     return was is not None and was.lower() != now.simpleString()
 
 
-def _append_unknown(store: _Store, new: DataFrame, key, order, since) -> DataFrame | None:
+def _append_unknown(store: _Store, new: DataFrame, key: Column, order: Column,
+                    since: Callable[[], Column | None]) -> DataFrame | None:
     """A replay's markers that the folder lacks, appended (replays find theirs written: nothing to add); the
     folder's markers after it, or None when nothing was added."""
     new = new.select(key.alias(KEY), order.alias(hudi.ORDER)).persist()  # the look and the write: one anti-join
@@ -144,11 +153,11 @@ class _Store:
     """The marker folder of the table at `path`: Parquet files of (KEY, ORDER), the order typed as the table's
     ordering column `order_name`."""
 
-    def __init__(self, spark, path: str, order_name: str, order_type):
+    def __init__(self, spark: SparkSession, path: str, order_name: str, order_type: DataType) -> None:
         self.spark, self.order_name, self.order_type = spark, order_name, order_type
         self.dir = markers_path(path)
         self.legacy = path.rstrip("/") + LEGACY_SUFFIX
-        jvm = spark._jvm
+        jvm: Any = spark._jvm  # py4j's view: set once a session exists
         self._path = jvm.org.apache.hadoop.fs.Path
         self._fs = self._path(self.dir).getFileSystem(spark._jsc.hadoopConfiguration())
         if hudi.table_exists(spark, self.legacy):
@@ -164,7 +173,8 @@ class _Store:
                            if s.isFile() and s.getPath().getName().endswith(".parquet")
                            and not s.getPath().getName().startswith(("_", "."))))
 
-    def read(self, files: dict[str, int] | None = None, since=None) -> DataFrame | None:
+    def read(self, files: dict[str, int] | None = None,
+             since: Callable[[], Column | None] | None = None) -> DataFrame | None:
         """The markers in `files` (None: the folder's); with `since`, a function giving the oldest order its reader
         compares them with, only those at least as new once the folder is large enough to be worth skipping."""
         files = self.files() if files is None else files

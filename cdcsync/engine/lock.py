@@ -10,10 +10,19 @@ import json
 import os
 import socket
 import time
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from cdcsync import storage
 from cdcsync.errors import CdcsyncError, ConfigError
 from cdcsync.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from botocore.exceptions import ClientError
+    from pyspark.sql import SparkSession
+
+    from cdcsync.config.model import StorageConfig
 
 LOCK_FILE = "writer.lock"
 STALE_AFTER_S = 120.0  # a lock from another host with no heartbeat for this long is abandoned
@@ -32,7 +41,8 @@ class WriterLock:
     """Taken by writing the lock file only where none lives: on s3a:// with S3's conditional writes (a create that
     fails when the object exists, a replace that fails when it changed), elsewhere through Hadoop's file system."""
 
-    def __init__(self, spark, directory: str, what: str, settings=None):
+    def __init__(self, spark: SparkSession, directory: str, what: str,
+                 settings: StorageConfig | None = None) -> None:
         """`settings`: the config's [storage], for a lock on s3a://."""
         path = directory.rstrip("/") + "/" + LOCK_FILE
         self._file = _S3Object(path, settings) if storage.is_s3(path) else _HadoopFile(spark, path)
@@ -40,7 +50,7 @@ class WriterLock:
         self.held = False
         self._last_beat = 0.0
 
-    def holder(self) -> dict | None:
+    def holder(self) -> dict[str, Any] | None:
         """The live holder of the lock, or None (no lock, a dead local pid, or a stale remote heartbeat)."""
         info = self._read()
         return info if info and holder_alive(info) else None
@@ -83,7 +93,7 @@ class WriterLock:
         self.held = True
         self._last_beat = time.monotonic()
 
-    def _read(self) -> dict | None:
+    def _read(self) -> dict[str, Any] | None:
         raw = self._file.read()
         try:
             return json.loads(raw) if raw is not None else None
@@ -95,24 +105,25 @@ class WriterLock:
                            "what": self.what, "started": self._started, "heartbeat": time.time()}).encode()
 
 
-def _is_me(info: dict) -> bool:
+def _is_me(info: dict[str, Any]) -> bool:
     return info.get("host") == socket.gethostname() and info.get("pid") == os.getpid()
 
 
 class _HadoopFile:
     """The lock file on a Hadoop file system (local, HDFS): a check then a write; replace overwrites."""
 
-    def __init__(self, spark, path: str):
-        self._path = spark._jvm.org.apache.hadoop.fs.Path(path)
+    def __init__(self, spark: SparkSession, path: str) -> None:
+        jvm: Any = spark._jvm  # py4j's view: set once a session exists
+        self._path = jvm.org.apache.hadoop.fs.Path(path)
         self._fs = self._path.getFileSystem(spark._jsc.hadoopConfiguration())
-        self._io = spark._jvm.org.apache.commons.io.IOUtils
+        self._io = jvm.org.apache.commons.io.IOUtils
 
     def read(self) -> str | None:
         if not self._fs.exists(self._path):
             return None
         stream = self._fs.open(self._path)
         try:
-            return self._io.toString(stream, "UTF-8")
+            return str(self._io.toString(stream, "UTF-8"))  # py4j hands a java.lang.String over as str
         finally:
             stream.close()
 
@@ -131,11 +142,18 @@ class _HadoopFile:
         self._fs.delete(self._path, False)
 
 
+class _Condition(TypedDict, total=False):
+    """A conditional write's precondition: the one S3 header given."""
+
+    IfNoneMatch: str
+    IfMatch: str
+
+
 class _S3Object:
     """The lock object on S3: created with If-None-Match: *, replaced and deleted with If-Match on the ETag last
     seen, so two writers can never both believe they hold it (S3 rename is a copy; a check then a write races)."""
 
-    def __init__(self, path: str, settings):
+    def __init__(self, path: str, settings: StorageConfig | None) -> None:
         self._bucket, self._key = storage.split(path)
         self._s3 = storage.client(settings)
         self._etag: str | None = None
@@ -165,12 +183,13 @@ class _S3Object:
         from botocore.exceptions import ClientError
 
         try:
-            self._s3.delete_object(Bucket=self._bucket, Key=self._key, IfMatch=self._etag)
+            # cast: held, so the create or replace that took it set the ETag
+            self._s3.delete_object(Bucket=self._bucket, Key=self._key, IfMatch=cast(str, self._etag))
         except ClientError as e:
             if _status(e) not in (404, 412):  # gone already, or taken over: not ours to delete
                 raise
 
-    def _put(self, body: bytes, **condition) -> bool:
+    def _put(self, body: bytes, **condition: Unpack[_Condition]) -> bool:
         from botocore.exceptions import ClientError
 
         try:
@@ -182,11 +201,11 @@ class _S3Object:
             raise
 
 
-def _status(e) -> int:
+def _status(e: ClientError) -> int:
     return e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
 
 
-def read_holder(directory: str, files: storage.Files) -> dict | None:
+def read_holder(directory: str, files: storage.Files) -> dict[str, Any] | None:
     """The live holder of the lock in `directory`, read without a JVM (`status`), or None."""
     try:
         info = json.loads(files.read(f"{directory.rstrip('/')}/{LOCK_FILE}") or b"")
@@ -195,14 +214,14 @@ def read_holder(directory: str, files: storage.Files) -> dict | None:
     return info if holder_alive(info) else None
 
 
-def holder_alive(info: dict) -> bool:
+def holder_alive(info: dict[str, Any]) -> bool:
     """A lock written on this host lives while its process does; one from another host while it heartbeats."""
     if info.get("host") == socket.gethostname():
         return local_holder_alive(info)
     return time.time() - float(info.get("heartbeat", 0)) < STALE_AFTER_S
 
 
-def local_holder_alive(info: dict) -> bool:
+def local_holder_alive(info: dict[str, Any]) -> bool:
     """The lock's pid is running and is still the process that wrote it (a reused pid is not)."""
     pid = int(info.get("pid", -1))
     if not _pid_alive(pid):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -20,13 +21,20 @@ from cdcsync.errors import ConfigError
 from cdcsync.formats.spec import format_spec
 from cdcsync.schema.spark.columns import Col
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
-def for_table(masks, table: str) -> dict:
+    from pyspark.sql import SparkSession
+
+    from cdcsync.config.model import MaskConfig
+
+
+def for_table(masks: Iterable[MaskConfig], table: str) -> dict[str, MaskConfig]:
     """{column: mask} for one target table (a mask with `tables` applies where that regex matches in full)."""
     return {m.column: m for m in masks if not m.tables or re.fullmatch(m.tables, table)}
 
 
-def retype(cols: list[Col], masks: dict) -> list[Col]:
+def retype(cols: list[Col], masks: dict[str, MaskConfig]) -> list[Col]:
     """Masked values are text, except a NULL redaction's (MaskConfig.stores_text)."""
     out = []
     for c in cols:
@@ -35,7 +43,7 @@ def retype(cols: list[Col], masks: dict) -> list[Col]:
     return out
 
 
-def check_key(masks: dict, primary_key: list[str], table: str) -> None:
+def check_key(masks: dict[str, MaskConfig], primary_key: list[str], table: str) -> None:
     """Only a hash keeps keys distinct and stable; GCM's random IV and redaction would break upserts."""
     for k in primary_key:
         m = masks.get(k)
@@ -45,7 +53,7 @@ def check_key(masks: dict, primary_key: list[str], table: str) -> None:
                               key="mask", column=k)
 
 
-def apply(value: Column, mask) -> Column:
+def apply(value: Column, mask: MaskConfig) -> Column:
     """The masked value of one column (NULL stays NULL)."""
     if mask.method == "hash":
         return F.sha2(F.concat(F.lit(mask.secret), value.cast("string")), 256)
@@ -56,7 +64,7 @@ def apply(value: Column, mask) -> Column:
     return F.base64(F.aes_encrypt(value.cast("string").cast("binary"), key, F.lit("GCM")))
 
 
-def protect_plans(spark, masks) -> None:
+def protect_plans(spark: SparkSession, masks: Iterable[MaskConfig]) -> None:
     """Salts and keys are literals in the query plans: redact them wherever Spark prints a plan (explain, the
     SQL tab of the UI, event logs)."""
     secrets = sorted({m.secret for m in masks if m.secret})
@@ -74,7 +82,7 @@ def _scrub_text(text: Column, names: list[str]) -> Column:
     return F.when(nested, F.lit(None)).otherwise(F.regexp_replace(text, pattern, '$1"' + MASKED_TEXT + '"'))
 
 
-def scrub_raw(df: DataFrame, masks: dict, fmt: str = "json") -> DataFrame:
+def scrub_raw(df: DataFrame, masks: dict[str, MaskConfig], fmt: str = "json") -> DataFrame:
     """Bad rows carry the raw message: mask its fields before the dead-letter table and samples see it.
     A csv or raw body has no field names to find, so with any mask its value is dropped (NULL) instead."""
     if not masks:
@@ -92,7 +100,7 @@ def scrub_raw(df: DataFrame, masks: dict, fmt: str = "json") -> DataFrame:
     return scrub_metadata(df, masks, fmt)
 
 
-def scrub_metadata(df: DataFrame, masks: dict, fmt: str = "json") -> DataFrame:
+def scrub_metadata(df: DataFrame, masks: dict[str, MaskConfig], fmt: str = "json") -> DataFrame:
     """The Kafka key and headers, wherever they are copied (metadata columns, dead letters): a JSON-object key
     has its masked fields replaced as in a value; any other key is dropped (it may be the masked value itself);
     a header named after a masked column is replaced, and masked fields inside a JSON header value too."""

@@ -11,6 +11,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -21,6 +22,11 @@ from cdcsync.engine.model import CLASSES, BatchResult
 from cdcsync.engine.progress import Isolation
 from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka.offsets import Gap, Offsets
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from prometheus_client.metrics_core import Metric
 
 _BATCH_BUCKETS = (0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600)
 LAST_SUCCESS = "cdcsync_last_success_timestamp_seconds"  # the textfile's own series (a batch job's key metric)
@@ -33,7 +39,7 @@ _EXIT_NAMES = frozenset(c.name.lower() for c in ExitCode)
 class RunMetrics:
     """The metrics of one run of one config ("table" label: the config's table, or a routed table)."""
 
-    def __init__(self, table: str, stuck_after_s: float, routed: bool = False):
+    def __init__(self, table: str, stuck_after_s: float, routed: bool = False) -> None:
         """`table`: [sink] table_name; `routed`: the config has [[route]]s, whose tables get series of their own."""
         self.table, self.stuck_after_s, self.routed = table, stuck_after_s, routed
         self.registry = r = CollectorRegistry()
@@ -194,7 +200,7 @@ class RunMetrics:
         self.compaction_seconds.labels(table).observe(seconds)
 
     # --- /healthz ---------------------------------------------------------------------------------------------
-    def health(self) -> tuple[bool, dict]:
+    def health(self) -> tuple[bool, dict[str, Any]]:
         idle = time.monotonic() - self._last_beat
         ok = idle <= self.stuck_after_s
         return ok, {"status": "ok" if ok else "stuck", "loop_idle_seconds": round(idle, 1),
@@ -206,7 +212,7 @@ class RunMetrics:
         metrics = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 - the name http.server calls
+            def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
                 if self.path.split("?")[0] == "/metrics":
                     self._send(200, CONTENT_TYPE_LATEST, generate_latest(metrics.registry))
                 elif self.path.split("?")[0] == "/healthz":
@@ -215,14 +221,14 @@ class RunMetrics:
                 else:
                     self._send(404, "text/plain", b"/metrics or /healthz\n")
 
-            def _send(self, code: int, ctype: str, body: bytes):
+            def _send(self, code: int, ctype: str, body: bytes) -> None:
                 self.send_response(code)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
 
-            def log_message(self, *args):  # scrapes are not news on stderr
+            def log_message(self, *args: Any) -> None:  # scrapes are not news on stderr
                 pass
 
         self._server = ThreadingHTTPServer((host, port), Handler)
@@ -265,10 +271,10 @@ class _Textfile:
     """A collector: the run's registry with the config's table label added where a series has none, and the last
     success."""
 
-    def __init__(self, registry: CollectorRegistry, table: str, last_success: float):
+    def __init__(self, registry: CollectorRegistry, table: str, last_success: float) -> None:
         self.registry, self.table, self.last_success = registry, table, last_success
 
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         for family in self.registry.collect():
             family.samples = [s._replace(labels={"table": self.table, **s.labels}) for s in family.samples]
             yield family

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import threading
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pyspark import StorageLevel
 
@@ -18,7 +19,7 @@ from cdcsync.engine.batch import decode, sync_table
 from cdcsync.engine.compactor import Compactor
 from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.lock import WriterLock, multi_writer_configured
-from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, TableState
+from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, OnBad, TableState
 from cdcsync.engine.progress import DONE, WRITING, Isolation
 from cdcsync.errors import CdcsyncError, ConfigError, SourceError
 from cdcsync.formats.registry import RegistryClient
@@ -31,12 +32,19 @@ from cdcsync.sinks import dead_letter, hudi
 from cdcsync.sinks.catalog import Catalog
 from cdcsync.sinks.compaction import ASYNC, compaction_mode
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from cdcsync.config.model import Config
+    from cdcsync.reporting import Reporter
+
 _KAFKA_CODE = ("org.apache.kafka.", "org.apache.spark.sql.kafka010.")
 
 
 class Pipeline:
-    def __init__(self, cfg, reporter, *, mode: CommitMode = CommitMode.PIPELINE, spark=None,
-                 schema_from: str | None = None, on_bad=None):
+    def __init__(self, cfg: Config, reporter: Reporter, *, mode: CommitMode = CommitMode.PIPELINE,
+                 spark: SparkSession | None = None, schema_from: str | None = None,
+                 on_bad: OnBad | None = None) -> None:
         """`schema_from`: the main table path whose columns a table starts with (replays into side tables land
         the same types as run); `on_bad`: the bad-record handler, by default [run] on_bad_record's."""
         self.cfg = cfg
@@ -45,7 +53,7 @@ class Pipeline:
         self.mode = mode
         self.schema_from = schema_from
         # one dead-letter table for every routed table: its commits (and the read before each) one at a time
-        self.on_bad = one_at_a_time(on_bad if on_bad is not None else BadRecords(cfg, self.reporter))
+        self.on_bad: OnBad = one_at_a_time(on_bad if on_bad is not None else BadRecords(cfg, self.reporter))
         self._spark = spark
         self._protected = False
         self._states: dict[str, TableState] = {}
@@ -59,7 +67,7 @@ class Pipeline:
         self._main_path = cfg.sink.path  # a replay --into writes elsewhere (writing_to): side tables stay unregistered
 
     @property
-    def spark(self):
+    def spark(self) -> SparkSession:
         if self._spark is None:
             from cdcsync.engine.session import for_config
 
@@ -118,7 +126,9 @@ class Pipeline:
         if fmt != "avro-confluent":
             return None
         if self._registry is None:
-            self._registry = RegistryClient(self.cfg.source.registry())
+            registry = self.cfg.source.registry()
+            assert registry is not None  # the loader refuses avro-confluent without schema_registry_url
+            self._registry = RegistryClient(registry)
         topics = sorted({t for t, _, _ in batch.end.entries()} | {t for t, _, _ in batch.start.entries()})
         by_id: dict[int, str] = {}
         for t in topics:
@@ -166,7 +176,7 @@ class Pipeline:
             lock.release()
         self._locks.clear()
 
-    def table_state(self, cfg=None) -> TableState:
+    def table_state(self, cfg: Config | None = None) -> TableState:
         """A target table as this process knows it: first sight takes the columns of its newest commit."""
         cfg = cfg or self.cfg
         name = cfg.sink.table_name
@@ -204,7 +214,7 @@ class Pipeline:
         other._states = {}
         return other
 
-    def _schema_source(self, cfg) -> str:
+    def _schema_source(self, cfg: Config) -> str:
         if self.schema_from is None:
             return cfg.sink.path
         return routed_path(self.schema_from, cfg.sink.table_name) if self.cfg.routes else self.schema_from
@@ -238,38 +248,42 @@ class Pipeline:
         return result
 
 
-def one_at_a_time(inner):
+_Shared = TypeVar("_Shared")
+
+
+def one_at_a_time(inner: _Shared) -> _Shared:
     """`inner` (a reporter, a bad-record handler) called by one thread at a time (already so: itself)."""
-    return inner if isinstance(inner, _OneAtATime) else _OneAtATime(inner)
+    # cast: the wrapper answers every call and attribute as `inner` does
+    return inner if isinstance(inner, _OneAtATime) else cast(_Shared, _OneAtATime(inner))
 
 
 class _OneAtATime:
     """Lines from several threads never interleave, and the dead-letter table's commits never race; the wrapped
     object's other attributes read through."""
 
-    def __init__(self, inner):
+    def __init__(self, inner: Any) -> None:
         self._inner = inner
         self._lock = threading.RLock()
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         with self._lock:
             return self._inner(*args, **kwargs)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name in ("_inner", "_lock"):  # copy and pickle look these up before __init__
             raise AttributeError(name)
         attr = getattr(self._inner, name)
         if not callable(attr):
             return attr
 
-        def locked(*args, **kwargs):
+        def locked(*args: Any, **kwargs: Any) -> Any:
             with self._lock:
                 return attr(*args, **kwargs)
 
         return locked
 
 
-def _keep_recorded_index(cfg, spec: hudi.TableSpec, recorded: str | None) -> None:
+def _keep_recorded_index(cfg: Config, spec: hudi.TableSpec, recorded: str | None) -> None:
     """A committed table keeps the index its keys were placed by (hudi.index_change), before anything is read."""
     wanted = hudi.index_of(spec)
     if recorded is not None and (why := hudi.index_change(recorded, wanted)):  # none recorded: none to keep
@@ -286,7 +300,7 @@ def _index_options(index: str) -> str:
     return text + f' and "hoodie.bucket.index.num.buckets" = "{buckets}"' if buckets else text
 
 
-def _jvm_failure(e: Exception, cfg, batch: BatchInput) -> CdcsyncError:
+def _jvm_failure(e: Exception, cfg: Config, batch: BatchInput) -> CdcsyncError:
     what = jvm_errors.summary(e)
     if jvm_errors.caused_by(e, *_KAFKA_CODE):
         return SourceError(

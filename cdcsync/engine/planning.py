@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from cdcsync.kafka.offsets import Offsets
+
+if TYPE_CHECKING:
+    from cdcsync.config.model import RunConfig
 
 
 def seconds(text: str) -> float:
@@ -16,13 +20,13 @@ def seconds(text: str) -> float:
     return n * {"ms": 0.001, "s": 1, "m": 60, "min": 60, "h": 3600}[unit]
 
 
-def batch_budget(run_cfg) -> int | None:
+def batch_budget(run_cfg: RunConfig) -> int | None:
     """Records per batch: max_records_per_batch, and at most one trigger interval's worth at the rate limit."""
     caps = [run_cfg.max_records_per_batch]
     if run_cfg.max_records_per_second:
         caps.append(max(1, int(run_cfg.max_records_per_second * max(seconds(run_cfg.trigger_interval), 1.0))))
-    caps = [c for c in caps if c]
-    return min(caps) if caps else None
+    limits = [c for c in caps if c]
+    return min(limits) if limits else None
 
 
 def plan_end(start: Offsets, latest: Offsets, max_records: int | None) -> Offsets:

@@ -11,6 +11,7 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from cdcsync.kafka.offsets import Gap, Offsets
 
@@ -22,7 +23,7 @@ _USER_INFO = re.compile(r"(//)[^/@\s]+@")  # user:password@ in a URL
 
 def backoff(attempts: int) -> float:
     """Seconds from a table's `attempts`-th failure in a row to its next try."""
-    return min(MOST_RETRY_S, FIRST_RETRY_S * 2 ** max(0, attempts - 1))
+    return float(min(MOST_RETRY_S, FIRST_RETRY_S * 2 ** max(0, attempts - 1)))  # int ** int is Any to mypy
 
 
 def error_line(text: str) -> str:
@@ -54,12 +55,12 @@ class Isolated:
         n = self.attempts + 1
         return replace(self, error=error, attempts=n, retry_at=now + backoff(n))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"offsets": self.offsets.to_json(), "error": self.error, "since": _iso(self.since),
                 "attempts": self.attempts, "retry_at": _iso(self.retry_at)}
 
     @classmethod
-    def from_json(cls, d: Mapping) -> Isolated:
+    def from_json(cls, d: Mapping[str, Any]) -> Isolated:
         return cls(Offsets.from_json(d["offsets"]), d["error"], _epoch(d["since"]), int(d["attempts"]),
                    _epoch(d["retry_at"]))
 
@@ -112,7 +113,7 @@ class Isolation:
                                                                               now + backoff(1))
         return Isolation(end, dict(sorted(tables.items())))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"fresh": self.fresh.to_json(), "isolated": {n: t.to_json() for n, t in sorted(self.tables.items())}}
 
 
@@ -128,13 +129,13 @@ class Progress:
     standing: Isolation
     data_loss: tuple[Gap, ...] = ()
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"batch_id": self.batch_id, "state": self.state, "start": self.start.to_json(),
                 "end": self.end.to_json(), "data_loss": [g.to_json() for g in self.data_loss],
                 **self.standing.to_json()}
 
     @classmethod
-    def from_json(cls, d: Mapping) -> Progress:
+    def from_json(cls, d: Mapping[str, Any]) -> Progress:
         start, end = Offsets.from_json(d["start"]), Offsets.from_json(d["end"])
         # a record without "fresh" is older than isolation: every table stood at the end (done) or the start
         fresh = Offsets.from_json(d["fresh"]) if "fresh" in d else end if d["state"] == DONE else start

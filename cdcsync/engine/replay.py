@@ -13,6 +13,7 @@ import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from cdcsync.engine import checkpoint
 from cdcsync.engine.bad_records import BadRecords
@@ -30,6 +31,14 @@ from cdcsync.kafka.replay_spec import (
     replay_range,
     resolve_replay_spec,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pyspark.sql import SparkSession
+
+    from cdcsync.config.model import Config
+    from cdcsync.reporting import Reporter
 
 PROGRESS_FILE = "progress.json"
 WHAT = "cdcsync replay-from-offset"
@@ -52,7 +61,7 @@ class Plan:
     resumed: bool = False
     routes: int = 0  # [[route]] configs: target is the directory holding one table per routed name
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.start, self.end = Offsets(self.start), Offsets(self.end)
         self.earliest, self.latest = Offsets(self.earliest), Offsets(self.latest)
 
@@ -65,12 +74,12 @@ class Plan:
         n = self.messages
         return 0 if not n else (math.ceil(n / self.batch_size) if self.batch_size else 1)
 
-    def partitions(self) -> list[dict]:
+    def partitions(self) -> list[dict[str, Any]]:
         return [{"topic": t, "partition": p, "from": o, "to": self.end[t][p], "messages": self.end[t][p] - o,
                  "earliest": self.earliest[t][p], "latest": self.latest[t][p]}
                 for t, p, o in self.start.entries()]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"table": self.table, "target": self.target, "into": self.into, "from": self.from_spec,
                 "to": self.to_spec, "replay_id": self.replay_id, "replay_dir": self.replay_dir,
                 "resumed": self.resumed, "routes": self.routes, "max_records_per_batch": self.batch_size,
@@ -97,7 +106,7 @@ class ReplayResult:
     summary: Summary
     seconds: float = 0.0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         s = self.summary.to_dict()
         return {"plan": self.plan.to_dict(), "dry_run": False,
                 "summary": {k: s[k] for k in ("batches", "totals", "instants", "schema_changes", "ledger")}
@@ -108,7 +117,7 @@ class ReplayResult:
 class ReplayBatches:
     """A replay's batch source: its fixed range in batches of max_records_per_batch, progress saved after each."""
 
-    def __init__(self, replayer: Replayer, plan: Plan):
+    def __init__(self, replayer: Replayer, plan: Plan) -> None:
         self.replayer, self.plan = replayer, plan
         self.done = plan.start.copy()
 
@@ -131,8 +140,8 @@ class ReplayBatches:
 
 
 class Replayer:
-    def __init__(self, cfg, reporter, from_spec: str, to_spec: str | None = None, into: str | None = None,
-                 spark=None):
+    def __init__(self, cfg: Config, reporter: Reporter, from_spec: str, to_spec: str | None = None,
+                 into: str | None = None, spark: SparkSession | None = None) -> None:
         self.cfg = cfg
         self.reporter = reporter
         self.from_spec = parse_replay_spec(from_spec, "--from")  # typos fail before Kafka or Spark
@@ -181,7 +190,7 @@ class Replayer:
                     f"{cfg.run.checkpoint_dir.rstrip('/')}/replay-{rid}", start, end, earliest, latest,
                     batch_budget(cfg.run), routes=len(cfg.routes))
 
-    def run(self, plan: Plan, show=None) -> ReplayResult:
+    def run(self, plan: Plan, show: Callable[[Plan], None] | None = None) -> ReplayResult:
         """Resume an interrupted replay of the same arguments, show the plan, check writers, run the batches."""
         t0 = time.monotonic()
         pipe = self.pipe

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import replace
 from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -49,6 +50,15 @@ from cdcsync.schema.spark.columns import NAME
 from cdcsync.schema.spark.evolution import ColumnChange
 from cdcsync.sinks import hudi
 
+if TYPE_CHECKING:
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    from cdcsync.config.model import Config, RouteConfig
+    from cdcsync.engine.context import PipelineContext
+
+_T = TypeVar("_T")
+
 DEFAULT = -1  # route index of the default route ([sink] unrouted = "default")
 MOST_BY_DEFAULT = 8  # [run] table_parallelism unset: twice the driver's cores, at most this many
 
@@ -57,10 +67,11 @@ def _anchored(source_table: str) -> str:
     return "^(?:" + source_table + r")\z"  # the whole name; \z: Java's $ also matches before a final \n
 
 
-def check_patterns(spark, cfg) -> None:
+def check_patterns(spark: SparkSession, cfg: Config) -> None:
     r"""source_table runs as a Java regex (rlike), a dialect Python's re does not share (\p{Lower} is Java only,
     (?P<name>…) Python only): compile each in the JVM before the first batch."""
-    pattern = spark._jvm.java.util.regex.Pattern
+    jvm: Any = spark._jvm  # py4j's view: set once a session exists
+    pattern = jvm.java.util.regex.Pattern
     for i, r in enumerate(cfg.routes):
         try:
             pattern.compile(_anchored(r.source_table))
@@ -75,7 +86,7 @@ def check_patterns(spark, cfg) -> None:
                               "no (?#…) comments, named groups as (?<name>…)") from None
 
 
-def route_index(routes) -> Column:
+def route_index(routes: list[RouteConfig]) -> Column:
     """The first route whose source_table matches "db.table" in full; NULL when none does."""
     out: Column | None = None
     for i, r in enumerate(routes):
@@ -84,7 +95,7 @@ def route_index(routes) -> Column:
     return out if out is not None else F.lit(None).cast("int")  # no routes: none matches
 
 
-def sink_name(routes, default_name: str) -> Column:
+def sink_name(routes: list[RouteConfig], default_name: str) -> Column:
     """The target table name per record: the template with "<>" replaced by the source table's name."""
     table_part = F.regexp_extract(F.col(C.TABLE), r"([^.]*)$", 1)
     out = F.when(F.col(C.ROUTE) == DEFAULT, F.lit(default_name))
@@ -95,7 +106,7 @@ def sink_name(routes, default_name: str) -> Column:
     return out
 
 
-def route_config(cfg, index: int, name: str):
+def route_config(cfg: Config, index: int, name: str) -> Config:
     """The config one routed table is processed with: the route's key, partitioning and type over [sink]'s."""
     if not NAME.fullmatch(name):  # fullmatch: a trailing newline is no name
         raise ConfigError(f"route[{index}] gives table name {name!r}, which is not a valid Hudi table name",
@@ -114,12 +125,12 @@ def route_config(cfg, index: int, name: str):
 # --- the run-level progress record -------------------------------------------------------------------------
 
 
-def read_progress(spark, directory: str) -> Progress | None:
+def read_progress(spark: SparkSession, directory: str) -> Progress | None:
     data = checkpoint.read_json(spark, directory, checkpoint.ROUTES_PROGRESS_FILE)
     return Progress.from_json(data) if data is not None else None
 
 
-def write_progress(spark, directory: str, batch: BatchInput, state: str, standing: Isolation) -> None:
+def write_progress(spark: SparkSession, directory: str, batch: BatchInput, state: str, standing: Isolation) -> None:
     """`standing`: before the batch ("writing": a redo re-applies the same slices), after it ("done"); the gaps
     are run-wide: a batch may commit to no table."""
     record = Progress(batch.batch_id, state, batch.start, batch.end, standing, batch.data_loss)
@@ -129,7 +140,7 @@ def write_progress(spark, directory: str, batch: BatchInput, state: str, standin
 # --- one batch split over the routed tables ----------------------------------------------------------------
 
 
-def sync_routed(pipe, batch: BatchInput, env: DataFrame) -> BatchResult:
+def sync_routed(pipe: PipelineContext, batch: BatchInput, env: DataFrame) -> BatchResult:
     """[[route]]: the batch's decoded records (`env`, persisted by the caller) split by target table in Spark SQL,
     one Hudi commit per table that has rows. Records no route matches are counted as skipped (reason 'unrouted'),
     or go to [sink]'s table as the default route; a record whose table cannot be told (undecodable) is bad when no
@@ -159,7 +170,7 @@ def sync_routed(pipe, batch: BatchInput, env: DataFrame) -> BatchResult:
         F.when(unknown, F.col(C.BAD_DETAIL)).otherwise(F.lit(vocabulary.UNROUTED)).alias(C.REASON_DETAIL))
     rest_ledger = ledger.count(rest)
     parts, changes, samples = [ledger.count(idle), rest_ledger, dropped], [], []
-    tables: dict[str, dict] = {}
+    tables: dict[str, dict[str, Any]] = {}
     stages: dict[str, float] = {}
     bad_rest = sum(c["bad"] for c in rest_ledger.values())
     if bad_rest and pipe.on_bad is not None:
@@ -207,15 +218,15 @@ def _position(offsets: Offsets, start: Offsets) -> Column:
     return out
 
 
-def _has_commit(pipe, rcfg) -> bool:
+def _has_commit(pipe: PipelineContext, rcfg: Config) -> bool:
     try:
         return pipe.table_state(rcfg).committed
     except Exception:  # unreadable: a target, so that its own write fails, and fails only it (on_table_failure)
         return True
 
 
-def _set_aside(pipe, batch: BatchInput, before: Isolation, targets: list[tuple[str, int]],
-               outcomes: list) -> tuple[list[tuple[str, BatchResult]], dict[str, str]]:
+def _set_aside(pipe: PipelineContext, batch: BatchInput, before: Isolation, targets: list[tuple[str, int]],
+               outcomes: list[BatchResult | Exception]) -> tuple[list[tuple[str, BatchResult]], dict[str, str]]:
     """The tables that committed, and those set aside ([run] on_table_failure = "isolate"), name: error. Every
     table of the batch failing when none was set aside before is no one table's failure: the first is raised."""
     paired = [(name, o) for (name, _), o in zip(targets, outcomes, strict=True)]
@@ -223,7 +234,7 @@ def _set_aside(pipe, batch: BatchInput, before: Isolation, targets: list[tuple[s
     failures = [(name, o) for name, o in paired if isinstance(o, Exception)]
     if failures and not done and not before.tables:
         raise failures[0][1]
-    failed = {}
+    failed: dict[str, str] = {}
     for name, e in failures:
         failed[name] = table_failure(e)
         at = (before.tables[name].offsets if name in before.tables else before.fresh).compact()
@@ -236,7 +247,7 @@ def _set_aside(pipe, batch: BatchInput, before: Isolation, targets: list[tuple[s
     return done, failed
 
 
-def _write_table(pipe, batch: BatchInput, env: DataFrame, name: str, index: int) -> BatchResult:
+def _write_table(pipe: PipelineContext, batch: BatchInput, env: DataFrame, name: str, index: int) -> BatchResult:
     """One routed table's share of the batch, committed (a table that committed it before a crash: counted only)."""
     cfg = pipe.cfg
     rcfg = route_config(cfg, index, name)
@@ -249,15 +260,16 @@ def _write_table(pipe, batch: BatchInput, env: DataFrame, name: str, index: int)
     return r
 
 
-def _write_tables(pipe, batch: BatchInput, env: DataFrame, targets: list[tuple[str, int]]) -> list:
+def _write_tables(pipe: PipelineContext, batch: BatchInput, env: DataFrame,
+                  targets: list[tuple[str, int]]) -> list[BatchResult | Exception]:
     """Every target table's commit, [run] table_parallelism at a time; each table's jobs tagged with the batch and
     the table (the Spark UI's job tags), so an abort cancels the batch's running jobs. With on_table_failure =
     "isolate" (a run's batch), a table's failure after its retries is its outcome, in place of its result."""
-    jobs: list[Callable[[], BatchResult | Exception]] = [
-        partial(_write_table, pipe, batch, env, name, index) for name, index in targets]
+    writes = [partial(_write_table, pipe, batch, env, name, index) for name, index in targets]
+    jobs: list[Callable[[], BatchResult | Exception]] = [*writes]
     if batch.standing is not None and pipe.cfg.run.on_table_failure == "isolate":
         jobs = [partial(_failure_kept, pipe, f"batch {batch.batch_id}, table {name}", job)
-                for (name, _), job in zip(targets, jobs, strict=True)]
+                for (name, _), job in zip(targets, writes, strict=True)]
     width = min(table_parallelism(pipe.cfg.run.table_parallelism), len(targets))
     if width <= 1 or not _pinned(pipe):  # one after another, in this thread: as before table_parallelism
         return [job() for job in jobs]
@@ -267,7 +279,7 @@ def _write_tables(pipe, batch: BatchInput, env: DataFrame, targets: list[tuple[s
                    width, on_abort=lambda: sc.cancelJobsWithTag(tag))
 
 
-def _failure_kept(pipe, what: str, job) -> BatchResult | Exception:
+def _failure_kept(pipe: PipelineContext, what: str, job: Callable[[], BatchResult]) -> BatchResult | Exception:
     """`job()` with [run] write_retries; a failure after them returned when it is the table's own: a write, lock or
     storage failure (SinkError, an I/O error, a Java exception while the JVM lives). Anything else stops the batch
     as before: a ledger mismatch, a bad record or schema change with "fail", a bug, a dead JVM, an interrupt."""
@@ -280,7 +292,7 @@ def _failure_kept(pipe, what: str, job) -> BatchResult | Exception:
         return e
 
 
-def _jvm_alive(pipe) -> bool:
+def _jvm_alive(pipe: PipelineContext) -> bool:
     try:
         return not pipe.spark.sparkContext._jsc.sc().isStopped()
     except Exception:  # the gateway does not answer: the JVM is gone
@@ -304,7 +316,7 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def bounded(jobs: list, width: int, on_abort=lambda: None) -> list:
+def bounded(jobs: list[Callable[[], _T]], width: int, on_abort: Callable[[], object] = lambda: None) -> list[_T]:
     """Each of `jobs` (callables) run by a pool of `width` threads; their results in `jobs`' order. A job that
     fails stops those not started yet and lets the running ones end (a table's commit is never cut short: each is
     whole or absent), then the first failure in `jobs`' order is raised. An interrupt (a second stop signal)
@@ -324,7 +336,7 @@ def bounded(jobs: list, width: int, on_abort=lambda: None) -> list:
     return [f.result() for f in futures]
 
 
-def _tagged(sc, tags: tuple[str, ...], job):
+def _tagged(sc: SparkContext, tags: tuple[str, ...], job: Callable[[], _T]) -> _T:
     """`job` run with its Spark jobs tagged (tags are this thread's, as job descriptions are)."""
     for t in tags:
         sc.addJobTag(t)
@@ -338,7 +350,7 @@ def _tagged(sc, tags: tuple[str, ...], job):
 _UNPINNED_SAID: list[bool] = []
 
 
-def _pinned(pipe) -> bool:
+def _pinned(pipe: PipelineContext) -> bool:
     """PySpark's pinned thread mode (its default, PYSPARK_PIN_THREAD): each Python thread a JVM thread of its own.
     Without it threads would share job descriptions and tags: the tables are written one after another."""
     from py4j.clientserver import ClientServer
@@ -353,7 +365,7 @@ def _pinned(pipe) -> bool:
     return False
 
 
-def with_targets(env: DataFrame, cfg) -> DataFrame:
+def with_targets(env: DataFrame, cfg: Config) -> DataFrame:
     """The decoded batch with each record's route (`_route`) and target table name (`_target`)."""
     idx = route_index(cfg.routes)
     if cfg.sink.unrouted == "default":

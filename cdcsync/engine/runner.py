@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
-from cdcsync.config.model import routed_path
+from cdcsync.config.model import dead_letter_path, routed_path
 from cdcsync.engine import checkpoint, routing
 from cdcsync.engine.compactor import Compactions
 from cdcsync.engine.metrics import RunMetrics
@@ -27,8 +28,20 @@ from cdcsync.engine.sync import Summary, idle, sync
 from cdcsync.errors import ConfigError, SourceError
 from cdcsync.kafka.offsets import Gap, Offsets, lost_ranges
 from cdcsync.kafka.view import KafkaView, lost, resolve_start, retriable
-from cdcsync.sinks import dead_letter, hudi
+from cdcsync.sinks import hudi
 from cdcsync.sinks.compaction import ASYNC, INLINE, compaction_mode
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+    from pyspark.sql import SparkSession
+
+    from cdcsync.config.model import Config
+    from cdcsync.reporting import Reporter
+
+_T = TypeVar("_T")
+# what signal.signal takes and gives back
+_Handler: TypeAlias = "Callable[[int, FrameType | None], Any] | int | signal.Handlers | None"
 
 
 class KafkaBatches:
@@ -138,6 +151,7 @@ class KafkaBatches:
         """[run] on_data_loss, for offsets `start` needs that the brokers no longer hold: "fail" stops the run before
         the batch is read; "skip" moves `start` to the earliest offset, and the gap is reported and carried by
         every commit from this batch on."""
+        assert self.latest is not None  # batches() asked for it before planning the batch
         gaps = [replace(g, batch_id=self.batch_id) for g in lost_ranges(start, earliest, self.latest)]
         if not gaps:
             return
@@ -170,7 +184,7 @@ class KafkaBatches:
         """Where the slowest table stands: `fresh`, or an isolated table's position below it."""
         return Isolation(fresh, self.isolated).slowest()
 
-    def isolated_now(self) -> dict[str, dict]:
+    def isolated_now(self) -> dict[str, dict[str, Any]]:
         """The tables set aside as the run ends, with their paths (summary, --json)."""
         return {n: {"path": routed_path(self.pipe.cfg.sink.path, n), **t.to_json()} for n, t in self.isolated.items()}
 
@@ -182,7 +196,7 @@ class KafkaBatches:
                 raise
             self.pipe.reporter.warn(f"the group's offsets were not committed (for lag monitoring only): {e}")
 
-    def _through_outages(self, ask):
+    def _through_outages(self, ask: Callable[[], _T]) -> _T | None:
         """`ask()` the brokers; while they are away (a retriable Kafka error), wait and ask again, with backoff, for
         at most [run] source_unavailable_timeout; None when a stop signal ends the wait."""
         bound = seconds(self.pipe.cfg.run.source_unavailable_timeout)
@@ -240,6 +254,7 @@ class KafkaBatches:
 
     def _report(self, r: BatchResult, took: float) -> None:
         t = r.totals()
+        assert self.latest is not None  # batches() asked for it before planning the batch
         lag = {tp: self.latest[tp.rsplit("/", 1)[0]][int(tp.rsplit("/", 1)[1])] - r.end[tp.rsplit("/", 1)[0]][
             int(tp.rsplit("/", 1)[1])] for tp in r.ledger}
         routed = {"tables": {n: c["upserted"] + c["deleted"] for n, c in r.tables.items()},
@@ -256,7 +271,8 @@ class KafkaBatches:
 class Runner:
     """`cdcsync run`: the pipeline, run's batch source, the sync loop; a summary at the end."""
 
-    def __init__(self, cfg, reporter, once: bool = False, spark=None, metrics_textfile: Path | None = None):
+    def __init__(self, cfg: Config, reporter: Reporter, once: bool = False, spark: SparkSession | None = None,
+                 metrics_textfile: Path | None = None) -> None:
         if not once:
             cfg = replace(cfg, spark=service_conf(cfg.spark))
         self.pipe = Pipeline(cfg, reporter, spark=spark)
@@ -291,7 +307,7 @@ class Runner:
                 if not retriable(e):
                     raise
                 summary.lag = {}
-            summary.dead_letter_path = dead_letter.path_for(cfg) if summary.totals["bad"] and \
+            summary.dead_letter_path = dead_letter_path(cfg) if summary.totals["bad"] and \
                 cfg.run.on_bad_record == "dead-letter" else None
             pipe.drain(cancel=summary.stopped_by == "signal")  # a stopped service does not wait for a compaction
             summary.seconds = round(time.monotonic() - source.t0, 3)
@@ -320,6 +336,7 @@ class Runner:
 
     def _serve(self, metrics: RunMetrics) -> None:
         run = self.pipe.cfg.run
+        assert run.metrics_port is not None  # run() serves only when it is set
         try:
             port = metrics.serve(run.metrics_host, run.metrics_port)
         except OSError as e:
@@ -337,8 +354,8 @@ class Runner:
             self.pipe.reporter.warn(f"the metrics textfile {metrics.textfile} was not written: {e.strerror or e}; "
                                     "check the folder's space and permissions")
 
-    def _signals(self, source: KafkaBatches) -> dict:
-        def handler(signum, frame):
+    def _signals(self, source: KafkaBatches) -> dict[signal.Signals, _Handler]:
+        def handler(signum: int, frame: FrameType | None) -> None:
             if source.stop:
                 raise KeyboardInterrupt
             source.stop = True

@@ -5,10 +5,19 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cdcsync import storage
 from cdcsync.errors import ToolchainError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from cdcsync.config.model import Config
+
+_T = TypeVar("_T")
 
 # Hudi needs Kryo and its session extension; the rest keeps a local run light.
 BASE_CONF = {
@@ -113,7 +122,8 @@ def service_conf(conf: dict[str, str]) -> dict[str, str]:
     return {**conf, "spark.driver.extraJavaOptions": f"-Xms{memory} -XX:+AlwaysPreTouch {opts}".strip()}
 
 
-def build_session(app_name: str = "cdcsync", master: str = "local[2]", conf: dict[str, str] | None = None):
+def build_session(app_name: str = "cdcsync", master: str = "local[2]",
+                  conf: dict[str, str] | None = None) -> SparkSession:
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name)
@@ -138,10 +148,11 @@ class _JvmFunctions:
     and the short name misses in each package py4j imports first, a look-up that scans every jar (a quarter of a
     small batch's round trips, 12 % of the driver's py4j time)."""
 
-    def __init__(self):
-        self._by_view: dict[int, tuple] = {}  # id(JVMView) → (the view, functions' JavaClass, {name: member})
+    def __init__(self) -> None:
+        # id(JVMView) → (the view, functions' JavaClass, {name: member})
+        self._by_view: dict[int, tuple[Any, Any, dict[str, Any]]] = {}
 
-    def member(self, jvm, name: str):
+    def member(self, jvm: Any, name: str) -> Any:
         entry = self._by_view.get(id(jvm))
         if entry is None or entry[0] is not jvm:
             entry = self._by_view[id(jvm)] = (jvm, jvm.org.apache.spark.sql.functions, {})
@@ -156,39 +167,43 @@ _FUNCTIONS = _JvmFunctions()
 
 def _resolve_functions_once() -> None:
     from pyspark.sql import column, functions
+    from pyspark.sql.utils import get_active_spark_context  # what pyspark.sql.column calls it by
 
-    def active():
-        return column.get_active_spark_context()._jvm
+    def active() -> Any:
+        return get_active_spark_context()._jvm
 
-    def lit(literal):
+    def lit(literal: Any) -> Any:
         return _FUNCTIONS.member(active(), "lit")(literal)
 
     functions._get_jvm_function = lambda name, sc: _FUNCTIONS.member(sc._jvm, name)
-    functions._create_column_from_literal = column._create_column_from_literal = lit
+    # functions imports it from column, unexported: an error under --strict only (no_implicit_reexport)
+    functions._create_column_from_literal = lit  # type: ignore[attr-defined]
+    column._create_column_from_literal = lit
     column._create_column_from_name = lambda name: _FUNCTIONS.member(active(), "col")(name)
 
 
-def _init_jol_quietly(spark) -> None:
+def _init_jol_quietly(spark: SparkSession) -> None:
     # JOL prints "# WARNING: Unable to attach …" to System.out when it first starts, whatever the flags; start it
     # here, once per driver JVM, with that stream muted
-    system = spark._jvm.java.lang.System
+    jvm: Any = spark._jvm  # py4j's view: set once a session exists
+    system = jvm.java.lang.System
     out = system.out
-    system.setOut(spark._jvm.java.io.PrintStream(spark._jvm.java.io.OutputStream.nullOutputStream()))
+    system.setOut(jvm.java.io.PrintStream(jvm.java.io.OutputStream.nullOutputStream()))
     try:
-        spark._jvm.org.apache.hudi.org.openjdk.jol.vm.VM.current()
+        jvm.org.apache.hudi.org.openjdk.jol.vm.VM.current()
     finally:
         system.setOut(out)
 
 
-def _init_hudi_metadata_payload(spark) -> None:
+def _init_hudi_metadata_payload(spark: SparkSession) -> None:
     # Hudi 1.2.0 bug (issue 18): HoodieMetadataPayload compares schemas by identity; loaded first by a metadata-table
     # compaction (a process's first write) it keeps a different instance than the write handles → AIOOBE, exit 74.
-    jvm = spark._jvm
+    jvm: Any = spark._jvm  # py4j's view: set once a session exists
     jvm.java.lang.Class.forName("org.apache.hudi.metadata.HoodieMetadataPayload", True,
                                 jvm.java.lang.Thread.currentThread().getContextClassLoader())
 
 
-def config_conf(cfg) -> dict[str, str]:
+def config_conf(cfg: Config) -> dict[str, str]:
     """A config's own Spark settings: [catalog]'s, then [spark]'s (`master` aside); java options add up (a service's
     -Xms, the user's own, and an embedded metastore's derby.system.home)."""
     conf = {k: v for k, v in cfg.spark.items() if k != "master"}
@@ -200,7 +215,7 @@ def config_conf(cfg) -> dict[str, str]:
     return catalog | conf
 
 
-def submit_args(cfg) -> list[str]:
+def submit_args(cfg: Config) -> list[str]:
     """spark-submit's arguments for `cfg`, up to and with the entry script: the master, then every launch setting
     (jars and driver memory only take effect on the command line). No secret is among them: [storage] credentials
     are set in the running session, and a secret-looking [spark] key is refused."""
@@ -223,7 +238,7 @@ def submit_args(cfg) -> list[str]:
     return [*args, str(Path(__file__).resolve().parents[1] / "_submit" / "main.py")]
 
 
-def for_config(cfg, purpose: str = ""):
+def for_config(cfg: Config, purpose: str = "") -> SparkSession:
     """The session a command runs a config with: [spark] settings, `master` among them (default local[*])."""
     name = "-".join(filter(None, ("cdcsync", purpose, cfg.sink.table_name)))
     spark = build_session(name, cfg.spark.get("master", "local[*]"), config_conf(cfg))
@@ -233,14 +248,14 @@ def for_config(cfg, purpose: str = ""):
     return spark
 
 
-def set_jvm_log_level(spark, level: str) -> None:
+def set_jvm_log_level(spark: SparkSession, level: str) -> None:
     """Every Spark, Hudi and Kafka logger at `level`, the ones log4j2.properties quiets included (--verbose)."""
-    jvm = spark._jvm
+    jvm: Any = spark._jvm  # py4j's view: set once a session exists
     jvm.org.apache.logging.log4j.core.config.Configurator.setAllLevels(
         "", jvm.org.apache.logging.log4j.Level.toLevel(level.upper()))
 
 
-def _jvm_ignoring_sigterm(start):
+def _jvm_ignoring_sigterm(start: Callable[[], _T]) -> _T:
     """Launch the JVM with SIGTERM ignored (inherited across exec, and then the JVM installs no handler of its own):
     a service manager's stop signals the whole process group, and the JVM must outlive the batch cdcsync finishes."""
     import signal
@@ -248,8 +263,9 @@ def _jvm_ignoring_sigterm(start):
 
     from pyspark import java_gateway
 
-    def popen(command, preexec_fn=None, **kwargs):
-        def child():
+    def popen(command: list[str], preexec_fn: Callable[[], object] | None = None,
+              **kwargs: Any) -> subprocess.Popen[bytes]:
+        def child() -> None:
             if preexec_fn:
                 preexec_fn()  # PySpark's own: SIGINT ignored
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -264,7 +280,7 @@ def _jvm_ignoring_sigterm(start):
         setattr(java_gateway, "Popen", subprocess.Popen)  # noqa: B010
 
 
-def _with_stdout_on_stderr(start):
+def _with_stdout_on_stderr(start: Callable[[], _T]) -> _T:
     """The JVM inherits our fd 1 at launch; give it fd 2 instead, so nothing it prints can corrupt `--json`."""
     import sys
 

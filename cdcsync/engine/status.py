@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from typing import TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from cdcsync import storage
 from cdcsync.config.model import dead_letter_path, routed_path
@@ -16,6 +16,10 @@ from cdcsync.engine.checkpoint import ROUTES_PROGRESS_FILE
 from cdcsync.engine.progress import Isolation, Progress
 from cdcsync.kafka.offsets import GapJson, Offsets
 from cdcsync.sinks import hudi, timeline
+
+if TYPE_CHECKING:
+    from cdcsync.config.model import Config
+    from cdcsync.kafka.view import KafkaView
 
 
 class CommitStatus(TypedDict):
@@ -44,7 +48,7 @@ class TableStatus(TypedDict):
     inflight_writes: list[str]
 
 
-def status(cfg, view, recent: int = 5) -> dict:
+def status(cfg: Config, view: KafkaView, recent: int = 5) -> dict[str, Any]:
     """The config's state: committed offsets and lag (run-wide), then each table's commits."""
     now = dt.datetime.now(dt.UTC)
     files = storage.Files(cfg.storage)
@@ -109,13 +113,13 @@ def _commit(c: timeline.Commit) -> CommitStatus:
             "records": dict(classes) or None, "rows_written": c.stats["written"], "rows_deleted": c.stats["deletes"]}
 
 
-def _dead_letters(path: str, files: storage.Files) -> dict | None:
+def _dead_letters(path: str, files: storage.Files) -> dict[str, Any] | None:
     """Dead-lettered records by reason (the newest commit of each batch: a re-read batch is counted once), and
     how many were replayed."""
     commits = timeline.Timeline(path, files).commits()
     if not commits:
         return None
-    by_batch: dict[int | None, dict] = {}
+    by_batch: dict[int | None, dict[str, int]] = {}
     replayed = 0
     for c in commits:  # newest first
         if hudi.META_DL_REPLAYED in c.extra:
@@ -129,7 +133,7 @@ def _dead_letters(path: str, files: storage.Files) -> dict | None:
             "replayed": replayed}
 
 
-def _routed_progress(cfg, files: storage.Files) -> Progress | None:
+def _routed_progress(cfg: Config, files: storage.Files) -> Progress | None:
     """A routed config's offsets, offset gaps and tables set aside are run-wide: the progress record beside the
     tables (engine.progress)."""
     import json
@@ -143,7 +147,7 @@ def _routed_progress(cfg, files: storage.Files) -> Progress | None:
     return None
 
 
-def _isolated(cfg, standing: Isolation, latest: Offsets) -> list[dict]:
+def _isolated(cfg: Config, standing: Isolation, latest: Offsets) -> list[dict[str, Any]]:
     """The routed tables set aside: each with its error, its position (where its last commit left it), the
     messages it is behind, since when, its failed attempts and its next try."""
     return [{"table": name, "path": routed_path(cfg.sink.path, name), **t.to_json(),

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cdcsync.engine import bad_records
 from cdcsync.engine.faults import maybe_crash
@@ -16,6 +16,9 @@ from cdcsync.engine.model import TALLIES, BatchInput, BatchResult
 from cdcsync.errors import SinkError
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.sinks import timeline
+
+if TYPE_CHECKING:
+    from cdcsync.engine.context import PipelineContext
 
 _COUNTS = ("messages", "upserted", "deleted", "skipped", "bad")  # per partition and per table in the summary
 
@@ -43,15 +46,16 @@ class Summary:
     instants: list[str] = field(default_factory=list)
     schema_changes: list[str] = field(default_factory=list)
     end_offsets: Offsets = field(default_factory=Offsets)
-    lag: dict = field(default_factory=dict)
-    ledger: dict = field(default_factory=dict)
+    lag: dict[str, int] = field(default_factory=dict)  # "topic/partition" -> messages behind
+    ledger: dict[str, dict[str, int]] = field(default_factory=dict)  # "topic/partition" -> counts
     dead_letter_path: str | None = None
     seconds: float = 0.0
     stopped_by: str = "end of input"
-    tables: dict = field(default_factory=dict)  # [[route]] runs: per target table, the counts of this run
+    # [[route]] runs: per target table, the counts of this run
+    tables: dict[str, dict[str, int]] = field(default_factory=dict)
     unrouted: int = 0
     # [[route]] runs: the tables set aside at the end ([run] on_table_failure), each {path, error, offsets, since, …}
-    isolated: dict = field(default_factory=dict)
+    isolated: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def add(self, r: BatchResult) -> None:
         self.batches += 1
@@ -70,11 +74,11 @@ class Summary:
                     if c.get(k):
                         acc[k] = acc.get(k, 0) + c[k]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
-def sync(pipe, source: BatchSource, summary: Summary) -> Summary:
+def sync(pipe: PipelineContext, source: BatchSource, summary: Summary) -> Summary:
     """Land every batch `source` yields; the summary counts them. [run]'s budgets hold for run and the replays alike
     (a dead-letter replay turns max_bad_records off, and its one batch needs no pacing): past max_bad_records the loop
     stops after the batch that crossed it, and it waits so that the records read stay under max_records_per_second
@@ -104,11 +108,12 @@ def idle(seconds: float, keep_alive: Callable[[], None], stopped: Callable[[], b
         time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
 
 
-def _landed(pipe, batch: BatchInput) -> BatchResult:
+def _landed(pipe: PipelineContext, batch: BatchInput) -> BatchResult:
     return with_write_retries(pipe, f"batch {batch.batch_id}", partial(pipe.sync_once, batch))
 
 
-def with_write_retries(pipe, what: str, write: Callable[[], BatchResult], again: str = "the batch") -> BatchResult:
+def with_write_retries(pipe: PipelineContext, what: str, write: Callable[[], BatchResult],
+                       again: str = "the batch") -> BatchResult:
     """`write()` (a batch's `sync_once`, or one routed table's share of it), again after a transient Hudi write
     failure ([run] write_retries): nothing of the failed attempt was committed, so writing it again is what a
     restart would do, without the restart."""

@@ -13,6 +13,7 @@ one; without it every row of the table older than the truncate goes (the table i
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -23,10 +24,13 @@ from cdcsync.formats import vocabulary
 from cdcsync.formats.spec import format_spec
 from cdcsync.sinks import hudi
 
+if TYPE_CHECKING:
+    from cdcsync.config.model import Config
+
 APPLIED = "truncated"  # ledger: truncates applied (their records are counted skipped: they carry no row)
 
 
-def applies(cfg) -> bool:
+def applies(cfg: Config) -> bool:
     """Only Debezium's envelope has an op "t"; Canal's TRUNCATE carries no log position to compare with."""
     return format_spec(cfg.source.format).reads_as == "debezium-json"
 
@@ -41,7 +45,7 @@ def found(df: DataFrame, order: Column) -> dict[str, str]:
     return {r[C.TABLE]: r["at"] for r in rows if r[C.TABLE] is not None}
 
 
-def refuse(df: DataFrame, batch_id: int, cfg) -> None:
+def refuse(df: DataFrame, batch_id: int, cfg: Config) -> None:
     """on_truncate = "fail": stop before anything of the batch is committed, naming where the truncate is."""
     first = df.where(flag()).select(C.TABLE, C.TOPIC, C.PARTITION, C.OFFSET).first()
     assert first is not None  # called for a batch whose counts hold a truncate

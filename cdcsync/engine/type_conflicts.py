@@ -9,6 +9,7 @@ type ("pinned"), the typed row then fails to convert the outlier, and that recor
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -19,6 +20,9 @@ from cdcsync.schema.spark.columns import PLAIN, Col
 from cdcsync.schema.spark.evolution import promotable
 from cdcsync.schema.spark.shape import rows_decide_types
 from cdcsync.schema.types import parse_type, widen
+
+if TYPE_CHECKING:
+    from cdcsync.config.model import Config
 
 REASON = "incompatible_type"
 _NARROWER = {"STRING": ("BIGINT", "DOUBLE", "BOOLEAN"), "DOUBLE": ("BIGINT",)}  # narrowest first
@@ -37,13 +41,13 @@ class Pin:
 
 @dataclass(frozen=True)
 class Policy:
-    key: frozenset  # the table's primary-key columns
-    declared: frozenset  # [schema.columns]: their types never move with the data
+    key: frozenset[str]  # the table's primary-key columns
+    declared: frozenset[str]  # [schema.columns]: their types never move with the data
     incompatible: str = "fail"  # [schema] on_incompatible
     conflict: str = "widen"  # [schema] on_type_conflict (non-key columns)
 
     @staticmethod
-    def of(cfg, primary_key: list[str]) -> Policy:
+    def of(cfg: Config, primary_key: list[str]) -> Policy:
         s = cfg.schema
         return Policy(frozenset(primary_key), frozenset(s.columns), s.on_incompatible, s.on_type_conflict)
 
@@ -87,7 +91,8 @@ def decide(table: list[Col], batch: list[Col], policy: Policy, rows_typed: bool)
     return out, pins, vote
 
 
-def pin(env: DataFrame, table: list[Col], batch: list[Col], cfg, primary_key: list[str]) -> tuple[list[Col], list[Pin]]:
+def pin(env: DataFrame, table: list[Col], batch: list[Col], cfg: Config,
+        primary_key: list[str]) -> tuple[list[Col], list[Pin]]:
     """`decide` over this batch; new columns under dead-letter get the type most of their values have."""
     policy = Policy.of(cfg, primary_key)
     cols, pins, vote = decide(table, batch, policy, rows_typed=False)
@@ -104,7 +109,7 @@ def pin(env: DataFrame, table: list[Col], batch: list[Col], cfg, primary_key: li
     return cols, pins
 
 
-def majority_type(counts: dict[str, int], present: int, candidates: tuple) -> str | None:
+def majority_type(counts: dict[str, int], present: int, candidates: tuple[str, ...]) -> str | None:
     """The narrowest candidate type more than half of the `present` values are, or None."""
     return next((t for t in candidates if counts.get(t, 0) * 2 > present), None)
 

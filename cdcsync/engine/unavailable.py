@@ -11,6 +11,7 @@ and the batch's own newest-change window all see filled rows.
 from __future__ import annotations
 
 import base64
+from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -20,13 +21,16 @@ from cdcsync.formats.spec import format_spec
 from cdcsync.schema.spark.columns import Col
 from cdcsync.sinks import hudi
 
+if TYPE_CHECKING:
+    from cdcsync.config.model import Config
+
 SEEN = "placeholders"  # ledger: rows that carried a placeholder (each filled, or counted below)
 UNAVAILABLE = "unavailable"  # ledger: rows with a placeholder no earlier value could replace (written NULL)
 PARTITION = C.UNAVAILABLE_PARTITION  # "topic/partition" carried through the table's rows while they are filled
 _TYPES = ("STRING", "BINARY")  # the only types Debezium puts the placeholder in (arrays and json are text here)
 
 
-def applies(cfg) -> bool:
+def applies(cfg: Config) -> bool:
     """Only Debezium's envelope has the placeholder (its JSON and Avro forms)."""
     return format_spec(cfg.source.format).reads_as == "debezium-json"
 

@@ -15,6 +15,8 @@ import io
 import json
 from typing import Any
 
+AvroSchema = str | dict[str, Any] | list[Any]  # an Avro schema: its JSON text, or that text parsed
+
 # Avro logical types of non-Debezium producers → the Connect (or Debezium) semantic type with the same wire value
 _LOGICAL = {
     "date": "org.apache.kafka.connect.data.Date",
@@ -30,16 +32,16 @@ _PRIMITIVE = {"int": "int32", "long": "int64", "float": "float", "double": "floa
               "string": "string", "bytes": "bytes", "fixed": "bytes", "enum": "string"}
 
 
-def parse(schema: str | dict | list) -> Any:
+def parse(schema: AvroSchema) -> Any:
     return json.loads(schema) if isinstance(schema, str) else schema
 
 
-def connect_schema(schema: str | dict | list) -> dict:
+def connect_schema(schema: AvroSchema) -> dict[str, Any]:
     """The Kafka Connect schema (JsonConverter's "schema" object) of an Avro schema."""
     return _connect(parse(schema), {}, optional=False)
 
 
-def _connect(s: Any, named: dict, optional: bool, field: str | None = None) -> dict:
+def _connect(s: Any, named: dict[str, Any], optional: bool, field: str | None = None) -> dict[str, Any]:
     if isinstance(s, list):  # a union: ["null", T] is an optional T; Connect has no other union
         rest = [b for b in s if b != "null"]
         if len(rest) != 1:
@@ -85,7 +87,7 @@ def _connect(s: Any, named: dict, optional: bool, field: str | None = None) -> d
     return out
 
 
-def wire_schema(schema: str | dict | list) -> str:
+def wire_schema(schema: AvroSchema) -> str:
     """The writer schema without logical types: the same binary layout, read as its wire values (what Spark's
     from_avro and fastavro then give is what JsonConverter writes)."""
     def strip(s: Any) -> Any:
@@ -98,14 +100,14 @@ def wire_schema(schema: str | dict | list) -> str:
     return json.dumps(strip(copy.deepcopy(parse(schema))))
 
 
-def is_envelope(schema: str | dict | list) -> bool:
+def is_envelope(schema: AvroSchema) -> bool:
     """A Debezium change event (before/after/op), as opposed to a plain row."""
     s = parse(schema)
     return isinstance(s, dict) and s.get("type") == "record" and {"before", "after", "op"} <= {
         f["name"] for f in s["fields"]}
 
 
-def change_schema(schema: str | dict | list, change: bool = True) -> dict:
+def change_schema(schema: AvroSchema, change: bool = True) -> dict[str, Any]:
     """The Connect schema JsonConverter writes beside a record; as a `change`, a plain row's is that of a Debezium
     create holding it (see `wrapper`)."""
     conn = connect_schema(schema)
@@ -116,7 +118,7 @@ def change_schema(schema: str | dict | list, change: bool = True) -> dict:
             "fields": [row, {"type": "string", "optional": False, "field": "op"}]}
 
 
-def wrapper(schema: str | dict | list, change: bool = True) -> tuple[str, str]:
+def wrapper(schema: AvroSchema, change: bool = True) -> tuple[str, str]:
     """The text around a record's JSON that makes JsonConverter's `{"schema": …, "payload": …}`; as a `change`, a
     plain row goes inside a Debezium create (`"op": "c"`, the row as `after`), so every Avro record takes the
     Debezium decoder (a key is not a change: it stays as it is)."""
@@ -126,7 +128,7 @@ def wrapper(schema: str | dict | list, change: bool = True) -> tuple[str, str]:
     return head + '{"op":"c","after":', "}}"
 
 
-def connect_json(body: bytes, schema: str | dict | list, change: bool = True) -> str:
+def connect_json(body: bytes, schema: AvroSchema, change: bool = True) -> str:
     """One Avro-encoded body (no wire header) as JsonConverter's text (see `wrapper`)."""
     from fastavro import parse_schema, schemaless_reader
 

@@ -35,7 +35,7 @@ class Coord:
     def __str__(self) -> str:
         return f"topic {self.topic} partition {self.partition} offset {self.offset}"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"topic": self.topic, "partition": self.partition, "offset": self.offset}
 
 
@@ -43,7 +43,7 @@ class Coord:
 class Change:
     op: str  # vocabulary.UPSERT | DELETE | SKIP
     table: str | None  # "database.table" (or "database.schema.table") when the envelope carries it
-    row: dict | None  # after-image (upsert) or before-image/key (delete); values JSON-typed unless typed=True
+    row: dict[str, Any] | None  # after-image (upsert) or before-image/key (delete); values JSON-typed unless typed=True
     key_columns: list[str] | None  # primary key when the format carries it
     declared: dict[str, ColumnType] | None  # types the envelope states (Debezium schema) or hints (Canal mysqlType)
     ts_ms: int | None  # source event time in ms
@@ -96,14 +96,14 @@ def load_json(value: bytes, max_bytes: int | None = None) -> Any:
 _JSON = json.JSONDecoder()
 
 
-def load_object(value: bytes, max_bytes: int | None = None) -> dict:
+def load_object(value: bytes, max_bytes: int | None = None) -> dict[str, Any]:
     doc = load_json(value, max_bytes)
     if not isinstance(doc, dict):
         raise BadRecord(NOT_AN_OBJECT, f"expected a JSON object, got {_json_kind(doc)}")
     return doc
 
 
-def require(doc: dict, name: str, kinds: type | tuple[type, ...], where: str = "") -> Any:
+def require(doc: dict[str, Any], name: str, kinds: type | tuple[type, ...], where: str = "") -> Any:
     """doc[name], checked for presence (null counts as missing) and JSON kind."""
     v = doc.get(name)
     if v is None:
@@ -113,7 +113,7 @@ def require(doc: dict, name: str, kinds: type | tuple[type, ...], where: str = "
     return v
 
 
-def table_name(parts: list) -> str | None:
+def table_name(parts: list[Any]) -> str | None:
     """The source table's name from the envelope's name parts (vocabulary.Envelope.table): the non-empty ones
     joined with "."; None without the last, the table itself. A number or boolean reads as its JSON text; an
     object, an array, or text starting with "{" or "[" (run cannot tell those apart) is no name."""
@@ -122,7 +122,7 @@ def table_name(parts: list) -> str | None:
     return ".".join(t for t in texts if t) if texts[-1] else None
 
 
-def at(doc: dict, path: str) -> Any:
+def at(doc: dict[str, Any], path: str) -> Any:
     """doc's value at a dotted vocabulary path; None when any step is missing or not an object."""
     node: Any = doc
     for step in path.split("."):
@@ -130,12 +130,12 @@ def at(doc: dict, path: str) -> Any:
     return node
 
 
-def optional_int(doc: dict, name: str) -> int | None:
+def optional_int(doc: dict[str, Any], name: str) -> int | None:
     v = doc.get(name)
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def _as_tuple(kinds) -> tuple:
+def _as_tuple(kinds: type | tuple[type, ...]) -> tuple[type, ...]:
     return kinds if isinstance(kinds, tuple) else (kinds,)
 
 

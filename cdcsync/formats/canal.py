@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any, cast
 
 from cdcsync.formats import vocabulary as v
 from cdcsync.formats.base import BadRecord, Change, at, load_object, optional_int, require, skip, table_name
 from cdcsync.formats.mysql_types import decode_text, mysql_type
+
+if TYPE_CHECKING:
+    from cdcsync.schema.types import ColumnType
 
 V = v.CANAL
 
@@ -36,7 +40,7 @@ class CanalDecoder:
         rows = require(doc, V.row, list)
         if not rows:
             raise BadRecord(v.MISSING_FIELD, "Canal row change with an empty 'data'")
-        pk = doc.get(V.key)
+        pk = doc.get(cast(str, V.key))  # Canal's envelope names its key field (pkNames)
         key_columns = ([c for c in pk if isinstance(c, str)] or None) if isinstance(pk, list) else None
         declared = _declared(doc.get("mysqlType"))
         op = v.DELETE if kind in V.delete else v.UPSERT
@@ -51,14 +55,14 @@ class CanalDecoder:
         return out
 
 
-def _declared(mysql: object):
+def _declared(mysql: object) -> dict[str, ColumnType] | None:
     if not isinstance(mysql, dict):
         return None
     return {col: mysql_type(t) for col, t in mysql.items() if isinstance(t, str)} or None
 
 
-def _typed(row: dict, declared: dict, i: int) -> dict:
-    out = {}
+def _typed(row: dict[str, Any], declared: dict[str, ColumnType], i: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for col, x in row.items():
         try:  # Canal renders values as text; a JSON number or boolean is read from its text the same way
             text = x if isinstance(x, str) or x is None else json.dumps(x)

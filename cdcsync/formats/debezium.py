@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 from cdcsync.formats import vocabulary as v
 from cdcsync.formats.base import BadRecord, Change, at, load_json, load_object, optional_int, skip, table_name
 from cdcsync.formats.debezium_types import decode_value, row_types
 from cdcsync.formats.key_fields import key_row
+
+if TYPE_CHECKING:
+    from cdcsync.schema.types import ColumnType
 
 V = v.DEBEZIUM
 
@@ -33,7 +37,7 @@ class DebeziumDecoder:
                     raise BadRecord(v.NOT_AN_OBJECT, "'payload' is not an object")
         return self._envelope(doc, schema if isinstance(schema, dict) else None, key)
 
-    def _envelope(self, doc: dict, schema: dict | None, key: bytes | None) -> list[Change]:
+    def _envelope(self, doc: dict[str, Any], schema: dict[str, Any] | None, key: bytes | None) -> list[Change]:
         table = table_name([at(doc, p) for p in V.table])
         # snapshot rows carry source.ts_ms = 0 (unknown): fall back to the connector's processing time
         source = doc.get("source")
@@ -66,7 +70,8 @@ class DebeziumDecoder:
         return [Change(op_kind, table, row, key_columns, types, ts_ms,
                        declared_source="envelope" if types is not None else None, not_null=not_null)]
 
-    def _declared(self, schema: dict | None, image: str):
+    def _declared(self, schema: dict[str, Any] | None,
+                  image: str) -> tuple[dict[str, ColumnType] | None, frozenset[str]]:
         struct = _image_schema(schema, image) or _image_schema(schema, V.old_row if image == V.row else V.row)
         if struct is None:
             return None, frozenset()
@@ -75,7 +80,7 @@ class DebeziumDecoder:
         except (ValueError, TypeError, AttributeError):  # an unusable schema is ignored: the images decide
             return None, frozenset()
 
-    def _typed(self, row: dict, schema: dict | None, image: str) -> dict:
+    def _typed(self, row: dict[str, Any], schema: dict[str, Any] | None, image: str) -> dict[str, Any]:
         struct = _image_schema(schema, image) or {}
         fields = {f.get("field"): f for f in struct.get("fields") or [] if isinstance(f, dict)}
         try:
@@ -84,7 +89,7 @@ class DebeziumDecoder:
             raise BadRecord(v.BAD_VALUE, f"a value does not match its declared type: {e}") from None
 
 
-def _image_schema(schema: dict | None, image: str) -> dict | None:
+def _image_schema(schema: dict[str, Any] | None, image: str) -> dict[str, Any] | None:
     if not schema:
         return None
     for f in schema.get("fields") or []:
@@ -93,7 +98,7 @@ def _image_schema(schema: dict | None, image: str) -> dict | None:
     return None
 
 
-def _non_row_event(doc: dict, table: str | None, ts_ms: int | None) -> list[Change]:
+def _non_row_event(doc: dict[str, Any], table: str | None, ts_ms: int | None) -> list[Change]:
     """Events on CDC topics that carry no row: transaction metadata, schema changes, heartbeats."""
     if doc.get("status") in v.DBZ_TRANSACTION_STATUS:
         return skip(v.TRANSACTION, table, ts_ms)
@@ -105,7 +110,7 @@ def _non_row_event(doc: dict, table: str | None, ts_ms: int | None) -> list[Chan
     raise BadRecord(v.MISSING_FIELD, "no 'op' field: not a Debezium change event")
 
 
-def _dropped(doc: dict) -> str | None:
+def _dropped(doc: dict[str, Any]) -> str | None:
     """A schema change's DROP TABLE: the table its first DROP element's `id` names ("" when the id names none, and
     the envelope's table stands); None when it drops nothing (vocabulary.DBZ_TABLE_CHANGES)."""
     source = doc.get("source")

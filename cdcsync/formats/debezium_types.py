@@ -13,6 +13,7 @@ import datetime as dt
 import json
 from decimal import Decimal
 from functools import lru_cache
+from typing import Any
 
 from cdcsync.schema.types import (
     BIGINT,
@@ -66,7 +67,7 @@ _PRIMITIVE = {
 }
 
 
-def field_type(schema: dict) -> ColumnType:
+def field_type(schema: dict[str, Any]) -> ColumnType:
     """ColumnType of one field schema ({"type": "int32", "name": "io.debezium.time.Date", ...})."""
     name = schema.get("name")
     if name is None:  # most fields: a plain Connect type
@@ -88,7 +89,7 @@ def _decimal(precision: str, scale: str) -> ColumnType:
     return ColumnType.decimal(int(precision), int(scale))
 
 
-def row_types(struct_schema: dict) -> tuple[dict[str, ColumnType], frozenset[str]]:
+def row_types(struct_schema: dict[str, Any]) -> tuple[dict[str, ColumnType], frozenset[str]]:
     """Column types and NOT NULL columns of a before/after struct schema."""
     types, not_null = {}, set()
     for f in struct_schema.get("fields") or []:
@@ -99,7 +100,7 @@ def row_types(struct_schema: dict) -> tuple[dict[str, ColumnType], frozenset[str
     return types, frozenset(not_null)
 
 
-def decode_value(schema: dict, value):
+def decode_value(schema: dict[str, Any], value: Any) -> object:
     """The Python value of a Debezium wire value: Decimal, date, datetime, time, bytes, or the JSON value itself.
 
     Columns whose ColumnType is STRING come back as text (JSON text for structs), so the result matches the type.

@@ -6,15 +6,16 @@ formats/spark/key_fields.py is the JVM twin."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from cdcsync.formats.base import BadRecord, Change, load_json
+from cdcsync.formats.base import BadRecord, Change, Decoder, load_json
 from cdcsync.formats.upserts import Upserts, flattened, tombstone_delete
 from cdcsync.formats.vocabulary import DELETE, UPSERT
 
 KeyReader = Callable[[bytes], bytes | None]  # key bytes → JSON text (None: a key that does not decode)
 
 
-def key_row(key: bytes | None) -> dict | None:
+def key_row(key: bytes | None) -> dict[str, Any] | None:
     """The key's row (its `payload` when JsonConverter wraps one); None when it is not a JSON object."""
     try:
         doc = load_json(key) if key is not None else None
@@ -29,7 +30,7 @@ class KeyedDecoder:
     """A value decoder that reads the key with `read_key` (None: the key's bytes are its JSON text), takes the
     columns `key_fields` from it, and reads deletes of keyed rows as `upserts` says (formats/upserts.py)."""
 
-    def __init__(self, decoder, read_key: KeyReader | None = None, key_fields: list[str] | None = None,
+    def __init__(self, decoder: Decoder, read_key: KeyReader | None = None, key_fields: list[str] | None = None,
                  upserts: Upserts | None = None):
         self.decoder, self.read_key, self.key_fields = decoder, read_key, list(key_fields or [])
         self.upserts = upserts or Upserts()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from cdcsync.formats import vocabulary as v
 from cdcsync.formats.base import BadRecord, Change, at, load_object, require, skip, table_name
 
@@ -31,12 +33,12 @@ class MaxwellDecoder:
         if kind not in V.upsert and kind not in V.delete:
             raise BadRecord(v.BAD_OP, f"unknown Maxwell type {kind!r}")
         row = require(doc, V.row, dict)
-        pk = doc.get(V.key)
+        pk = doc.get(cast(str, V.key))  # Maxwell's envelope names its key field (primary_key_columns)
         key_columns = ([c for c in pk if isinstance(c, str)] or None) if isinstance(pk, list) else None
         return [Change(v.DELETE if kind in V.delete else v.UPSERT, table, row, key_columns, None, ts_ms)]
 
 
-def _ts_ms(ts) -> int | None:
+def _ts_ms(ts: object) -> int | None:
     """Maxwell's ts is in seconds."""
     if isinstance(ts, bool) or not isinstance(ts, (int, float)) or not -1e12 < ts < 1e12:
         return None  # NaN, infinities and absurd values carry no time

@@ -57,7 +57,7 @@ def mysql_type(text: str) -> ColumnType:
     return _BASE.get(base, STRING)
 
 
-def decode_text(ctype: ColumnType, value: str | None):
+def decode_text(ctype: ColumnType, value: str | None) -> str | int | Decimal | float | dt.date | dt.time | bytes | None:
     """Canal's text rendering → the Python value of `ctype` (raises ValueError when the text does not parse)."""
     if value is None:
         return None

@@ -11,6 +11,7 @@ import struct
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from cdcsync.errors import CdcsyncError
 from cdcsync.exit_codes import ExitCode
@@ -43,7 +44,7 @@ def schema_id(value: bytes) -> int:
     """The writer schema id of a Confluent wire-format message (magic byte 0, 4-byte big-endian id, body)."""
     if len(value) < HEADER_BYTES or value[0] != 0:
         raise BadRecord(NOT_AVRO_WIRE_FORMAT, BAD_REASONS[NOT_AVRO_WIRE_FORMAT])
-    return struct.unpack(">I", value[1:HEADER_BYTES])[0]
+    return int(struct.unpack(">I", value[1:HEADER_BYTES])[0])
 
 
 class RegistryClient:
@@ -78,9 +79,10 @@ class RegistryClient:
         return out
 
     def subjects(self) -> list[str]:
-        return self._get("/subjects", missing=[])
+        return cast(list[str], self._get("/subjects", missing=[]))
 
-    def _get(self, path: str, missing):
+    def _get(self, path: str, missing: object) -> Any:
+        """The JSON document at `path`; `missing` is raised (an exception) or returned when it is not found."""
         url = self.registry.url.rstrip("/") + path
         req = urllib.request.Request(url, headers={"Accept": "application/vnd.schemaregistry.v1+json, "
                                                              "application/json"})

@@ -12,6 +12,12 @@ import importlib
 from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cdcsync.formats.base import Decoder
 
 
 class Body(Enum):
@@ -61,9 +67,10 @@ class FormatSpec:
         """Does the message body name its fields (JSON, Avro as JSON), so a mask can find them in the text?"""
         return self.types is not Types.TEXT
 
-    def decoder_class(self) -> type:
+    def decoder_class(self) -> Callable[..., Decoder]:
         module, name = self.decoder.split(":")
-        return getattr(importlib.import_module(f"cdcsync.formats.{module}"), name)
+        cls: Callable[..., Decoder] = getattr(importlib.import_module(f"cdcsync.formats.{module}"), name)
+        return cls
 
 
 SPECS = MappingProxyType({s.name: s for s in (
@@ -96,6 +103,6 @@ def format_spec(fmt: str) -> FormatSpec:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}") from None
 
 
-def with_trait(**traits) -> tuple[str, ...]:
+def with_trait(**traits: object) -> tuple[str, ...]:
     """The formats whose traits equal `traits` (for messages that list them), in SPECS order."""
     return tuple(s.name for s in SPECS.values() if all(getattr(s, k) == want for k, want in traits.items()))

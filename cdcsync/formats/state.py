@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from cdcsync.formats.base import Change
 from cdcsync.formats.vocabulary import DELETE, UPSERT
 
 
 def final_state(changes: Iterable[Change], key_columns: list[str] | None = None,
-                table: str | None = None) -> dict[tuple, dict]:
+                table: str | None = None) -> dict[tuple[Any, ...], dict[str, Any]]:
     """{key tuple: row} after applying upserts (the newest image wins) and deletes, in order.
 
     `key_columns` defaults to each change's own primary key; `table` keeps only that source table's changes.
     """
-    state: dict[tuple, dict] = {}
+    state: dict[tuple[Any, ...], dict[str, Any]] = {}
     for ch in changes:
         if ch.op not in (UPSERT, DELETE) or (table is not None and ch.table != table):
             continue

@@ -6,9 +6,13 @@ image, so it never becomes a column. formats/spark/upserts.py is the JVM twin.""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from cdcsync.formats import vocabulary as v
 from cdcsync.formats.base import BadRecord, Change
+
+if TYPE_CHECKING:
+    from cdcsync.config.model import SourceConfig
 
 
 @dataclass(frozen=True)
@@ -19,7 +23,7 @@ class Upserts:
     deleted_field: str | None = None
 
     @classmethod
-    def of(cls, source, primary_key: list[str] | None) -> Upserts:
+    def of(cls, source: SourceConfig, primary_key: list[str] | None) -> Upserts:
         """A [source]'s rules; `primary_key`: [sink]'s, which decides the tombstones' default."""
         return cls(source.tombstone_mode(primary_key) == v.TOMBSTONE_DELETE, source.deleted_field)
 
@@ -27,7 +31,7 @@ class Upserts:
         return self.tombstones or self.deleted_field is not None
 
 
-def tombstone_delete(key: dict | None, key_fields: list[str]) -> list[Change]:
+def tombstone_delete(key: dict[str, Any] | None, key_fields: list[str]) -> list[Change]:
     """The delete a tombstone stands for: its key's row (`key_row`), or only its `key_fields` when there are some."""
     image = {n: key[n] for n in key_fields if key.get(n) is not None} if key and key_fields else key
     if not image:
@@ -61,7 +65,7 @@ def deleted_field_detail(name: str) -> str:
             "value: the row's own flag cannot be told (true or \"true\" deletes, anything else upserts)")
 
 
-def _scalar_members(doc, name: str) -> int:
+def _scalar_members(doc: object, name: str) -> int:
     """Members called `name` holding no object or array, at any depth: what the Spark twin's text search finds."""
     if isinstance(doc, list):
         return sum(_scalar_members(x, name) for x in doc)

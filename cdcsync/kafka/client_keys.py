@@ -8,8 +8,12 @@ consumer's own."""
 from __future__ import annotations
 
 import difflib
+from typing import TYPE_CHECKING
 
 from cdcsync.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # ConsumerConfig.configNames() of kafka-clients 3.4.1
 CONSUMER = frozenset({
@@ -53,7 +57,7 @@ MANAGED = {
 }
 
 
-def check(props: dict, path) -> None:
+def check(props: dict[str, str], path: Path) -> None:
     """Refuse a name of config file `path`'s `props` that the consumer would ignore or Spark manages, naming the
     closest known name."""
     for name in props:

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cdcsync.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,7 @@ class HeaderFilter:
             result = (result and _holds(term, headers)) if op == "&" else (result or _holds(term, headers))
         return result
 
-    def spark_condition(self, headers_col):
+    def spark_condition(self, headers_col: Column) -> Column:
         """A Column over Spark's Kafka `headers` (array<struct<key: string, value: binary>>)."""
         from pyspark.sql import functions as F
 
@@ -68,7 +72,7 @@ def _holds(term: Term, headers: list[tuple[str, bytes | None]]) -> bool:
     return found != term.negated
 
 
-def _spark_term(term: Term, headers_col):
+def _spark_term(term: Term, headers_col: Column) -> Column:
     from pyspark.sql import functions as F
 
     found = F.exists(headers_col, lambda h: (h["key"] == F.lit(term.key))

@@ -7,9 +7,14 @@ role)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kafka.errors import KafkaError
 
 from cdcsync.errors import ConfigError
+
+if TYPE_CHECKING:
+    from kafka.sasl.msk import AwsMskIamClient, SaslMechanismAwsMskIam
 
 LOGIN_MODULE = "software.amazon.msk.auth.iam.IAMLoginModule"
 CALLBACK_HANDLER = "software.amazon.msk.auth.iam.IAMClientCallbackHandler"
@@ -66,14 +71,14 @@ def java_settings(p: dict[str, str]) -> None:
     p.setdefault("sasl.client.callback.handler.class", CALLBACK_HANDLER)
 
 
-def mechanism(profile: str | None):
+def mechanism(profile: str | None) -> type[SaslMechanismAwsMskIam]:
     """kafka-python's AWS_MSK_IAM mechanism class, signing with `profile`'s credentials (None: the default chain)."""
     from botocore.exceptions import BotoCoreError
     from botocore.session import Session
     from kafka.sasl.msk import AwsMskIamClient, SaslMechanismAwsMskIam
 
     class Mechanism(SaslMechanismAwsMskIam):
-        def _build_client(self):
+        def _build_client(self) -> AwsMskIamClient:
             who = f"AWS profile {profile}" if profile else "the default AWS credential chain"
             try:
                 session = Session(profile=profile)

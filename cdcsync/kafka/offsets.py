@@ -6,23 +6,23 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TypedDict, overload
+from typing import Any, TypedDict, overload
 
 from cdcsync.errors import ConfigError
 
 SPEC_ITEM = re.compile(r"^\s*partition\s*:\s*(\d+)\s*,\s*offset\s*:\s*(\d+)\s*$")
 
 
-class Offsets(dict):
+class Offsets(dict[str, dict[int, int]]):
     """{topic: {partition: offset}}. A dict, so lookups and equality read naturally; built and rendered only here."""
 
-    def __init__(self, data: Mapping | None = None):
+    def __init__(self, data: Mapping[str, Mapping[int, int] | Mapping[str, int]] | None = None):
         super().__init__({t: {int(p): int(o) for p, o in parts.items()} for t, parts in (data or {}).items()})
 
     @classmethod
-    def from_entries(cls, entries) -> Offsets:
+    def from_entries(cls, entries: Iterable[tuple[str, int, int]]) -> Offsets:
         """From (topic, partition, offset) triples."""
         out = cls()
         for t, p, o in entries:
@@ -30,7 +30,7 @@ class Offsets(dict):
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping | str | None) -> Offsets:
+    def from_json(cls, data: Mapping[str, Mapping[int, int] | Mapping[str, int]] | str | None) -> Offsets:
         """From JSON text or its parsed form (partition keys are strings there)."""
         return cls(json.loads(data) if isinstance(data, str) else data)
 
@@ -124,7 +124,7 @@ class Gap:
                 "reason": self.reason, "batch_id": self.batch_id}
 
     @classmethod
-    def from_json(cls, d: Mapping) -> Gap:
+    def from_json(cls, d: Mapping[str, Any]) -> Gap:
         return cls(d["topic"], int(d["partition"]), int(d["from"]), int(d["to"]), d.get("reason", BELOW_EARLIEST),
                    None if d.get("batch_id") is None else int(d["batch_id"]))
 

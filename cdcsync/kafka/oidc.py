@@ -13,6 +13,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
+from typing import Any
 
 from kafka.errors import KafkaError
 from kafka.sasl.oauth import AbstractTokenProvider
@@ -174,7 +175,7 @@ def _oauth_error(e: urllib.error.HTTPError) -> str:
     return (raw.strip().splitlines() or [e.reason or ""])[0][:200]
 
 
-def _claims(token: str) -> dict | None:
+def _claims(token: str) -> dict[str, Any] | None:
     parts = token.split(".")
     if len(parts) != 3:
         return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cdcsync.errors import CdcsyncError
@@ -27,7 +28,7 @@ class ReplaySpec:
     kind: str  # earliest | latest | committed | timestamp | offsets
     text: str
     ts_ms: int | None = None
-    offsets: tuple = ()  # ((topic or None, partition, offset), ...) for kind "offsets"
+    offsets: tuple[tuple[str | None, int, int], ...] = ()  # ((topic or None, partition, offset), ...) for "offsets"
 
 
 def parse_replay_spec(text: str, flag: str = "--from") -> ReplaySpec:
@@ -77,7 +78,8 @@ class Extent:
     latest: Offsets
 
 
-def resolve_replay_spec(spec: ReplaySpec, view: KafkaView, extent: Extent, committed=None,
+def resolve_replay_spec(spec: ReplaySpec, view: KafkaView, extent: Extent,
+                        committed: Callable[[], Offsets | None] | None = None,
                         flag: str = "--from") -> Offsets:
     """Offsets a spec names. For kind "offsets" only the listed partitions appear; `committed` is a callable
     returning the main table's recorded offsets (or None), called only when the spec needs it."""

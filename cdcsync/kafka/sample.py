@@ -7,9 +7,14 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 from cdcsync.errors import SourceError, TopicMissingError
 from cdcsync.formats.base import Coord
+
+if TYPE_CHECKING:
+    from kafka import KafkaConsumer
+    from kafka.structs import TopicPartition
 
 DEFAULT_PER_PARTITION = 50
 Sampled = tuple[Coord, bytes | None, bytes | None]  # (where, key, value)
@@ -22,12 +27,12 @@ class TopicSet:
     bootstrap_servers: str
     topics: list[str] | None = None
     pattern: str | None = None
-    client_kwargs: dict = field(default_factory=dict)
+    client_kwargs: dict[str, Any] = field(default_factory=dict)
 
 
 def sample(where: TopicSet, *, max_per_partition: int = DEFAULT_PER_PARTITION, timeout_s: float = 30.0,
            warn: Callable[[str], None] | None = None,
-           keep: Callable[[list], bool] | None = None) -> Iterator[Sampled]:
+           keep: Callable[[list[tuple[str, bytes | None]]], bool] | None = None) -> Iterator[Sampled]:
     """(coord, key, value) for up to `max_per_partition` records from the beginning of each partition, those whose
     headers `keep` rejects left out (they count towards the share: a sample reads the same records either way).
 
@@ -68,7 +73,7 @@ def sample(where: TopicSet, *, max_per_partition: int = DEFAULT_PER_PARTITION, t
         consumer.close(autocommit=False)
 
 
-def _resolve(consumer, where: TopicSet) -> list[str]:
+def _resolve(consumer: KafkaConsumer, where: TopicSet) -> list[str]:
     servers, topics, pattern = where.bootstrap_servers, where.topics, where.pattern
     if topics:
         for t in topics:
@@ -87,7 +92,9 @@ def _resolve(consumer, where: TopicSet) -> list[str]:
     raise ValueError("sample() needs topics or a pattern")
 
 
-def _drain(consumer, todo: set, stop: dict, deadline: float, warn, keep) -> Iterator[Sampled]:
+def _drain(consumer: KafkaConsumer, todo: set[TopicPartition], stop: dict[TopicPartition, int], deadline: float,
+           warn: Callable[[str], None] | None,
+           keep: Callable[[list[tuple[str, bytes | None]]], bool] | None) -> Iterator[Sampled]:
     while todo:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -102,6 +109,7 @@ def _drain(consumer, todo: set, stop: dict, deadline: float, warn, keep) -> Iter
                     break
                 if keep is None or keep(list(r.headers or [])):
                     yield Coord(tp.topic, tp.partition, r.offset), r.key, r.value
-            if tp in todo and consumer.position(tp) >= stop[tp]:
+            # without a timeout, position() waits until it knows the offset: never None here
+            if tp in todo and cast(int, consumer.position(tp)) >= stop[tp]:
                 todo.discard(tp)
                 consumer.pause(tp)

@@ -5,14 +5,18 @@ Also the redaction helpers: secrets never reach repr(), describe(), or any text 
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cdcsync.errors import ConfigError
 from cdcsync.kafka import msk, oidc
 from cdcsync.kafka.jaas import MODULE_MECHANISM, escape, parse_jaas
 from cdcsync.secrets import is_secret_key
+
+if TYPE_CHECKING:
+    from cdcsync.kafka.stores import Store
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 PASSWORD_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -93,11 +97,9 @@ class Security:
             kw.update(ssl_context=self.ssl_context(), ssl_check_hostname=self.ssl_check_hostname)
         return {k: v for k, v in kw.items() if v is not None}
 
-    def ssl_context(self):
+    def ssl_context(self) -> ssl.SSLContext:
         """Like a Java client: verify against the given CA (or the system's), check the hostname unless turned off.
         A CA, certificate or key that cannot be loaded is a config error, found before connecting."""
-        import ssl
-
         try:
             ctx = ssl.create_default_context(cafile=self.ssl_cafile, cadata=self.ssl_cadata)
             if self.ssl_certfile:
@@ -115,7 +117,7 @@ class Security:
         return ctx
 
 
-def _load_chain_from_memory(ctx, pem_text: str, password: str | None) -> None:
+def _load_chain_from_memory(ctx: ssl.SSLContext, pem_text: str, password: str | None) -> None:
     """Python's ssl loads a key from a file only: a private file that lives for the call."""
     import os
     import tempfile
@@ -202,7 +204,7 @@ def _store_type(p: dict[str, str], key: str) -> str:
     return (p.get(key) or "JKS").strip().upper()  # Kafka's default store type is JKS
 
 
-def _java_store(p: dict[str, str], prefix: str, origin: str, key_password: str | None = None):
+def _java_store(p: dict[str, str], prefix: str, origin: str, key_password: str | None = None) -> Store:
     """A JKS or PKCS12 store read as Kafka's Java client reads it (type, store password, key password)."""
     from cdcsync.kafka.stores import StoreError, read_store
 

@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.kafka.security import java_properties
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from cdcsync.config.model import SourceConfig
+
 # read by the start planner (group-offsets) and refused by Spark's source, which starts where it is told; the other
 # names Spark manages are refused with the config (kafka/client_keys.py)
 _SPARK_MANAGED = {"auto.offset.reset"}
 
 
-def read_options(source, start: Offsets, end: Offsets) -> dict[str, str]:
+def read_options(source: SourceConfig, start: Offsets, end: Offsets) -> dict[str, str]:
     opts = {
         "kafka.bootstrap.servers": source.bootstrap_servers,
         "assign": json.dumps({t: sorted(parts) for t, parts in start.items()}),
@@ -30,7 +36,7 @@ def read_options(source, start: Offsets, end: Offsets) -> dict[str, str]:
     return opts
 
 
-def read_range(spark, source, start: Offsets, end: Offsets):
+def read_range(spark: SparkSession, source: SourceConfig, start: Offsets, end: Offsets) -> DataFrame:
     return spark.read.format("kafka").options(**read_options(source, start, end)).load()
 
 
@@ -41,11 +47,11 @@ class RangeReads:
     driver time (hundreds of py4j round trips, and `load` instantiates every registered data source to find Kafka's),
     swapping its relation ~0.03 s (docs/benchmarks.md)."""
 
-    def __init__(self, spark, source):
+    def __init__(self, spark: SparkSession, source: SourceConfig) -> None:
         self._spark, self._source = spark, source
-        self._last: tuple[object, list] | None = None  # (key, the last plan's nodes) when it can be re-pointed
+        self._last: tuple[object, list[Any]] | None = None  # (key, the last plan's nodes) when it can be re-pointed
 
-    def read(self, start: Offsets, end: Offsets, build: Callable[[DataFrame], DataFrame], key) -> DataFrame:
+    def read(self, start: Offsets, end: Offsets, build: Callable[[DataFrame], DataFrame], key: object) -> DataFrame:
         if self._last is not None and self._last[0] == key:
             df = self._repointed(self._last[1], start, end)
             if df is not None:
@@ -55,10 +61,11 @@ class RangeReads:
         self._last = (key, nodes) if nodes else None
         return df
 
-    def _repointed(self, nodes: list, start: Offsets, end: Offsets) -> DataFrame | None:
+    def _repointed(self, nodes: list[Any], start: Offsets, end: Offsets) -> DataFrame | None:
         """The plan of `nodes` over the Kafka relation of [start, end): the new leaf keeps the old one's output
         attributes, so every expression above it still refers to them; the plan is analysed again."""
-        jvm, session = self._spark._jvm, self._spark._jsparkSession
+        jvm: Any = self._spark._jvm  # py4j's view: set once a session exists
+        session = self._spark._jsparkSession
         options = jvm.java.util.HashMap()
         for k, v in read_options(self._source, start, end).items():
             options.put(k, v)
@@ -74,7 +81,7 @@ class RangeReads:
         return DataFrame(jvm.org.apache.spark.sql.Dataset.ofRows(session, plan), self._spark)
 
 
-def _kafka_chain(df: DataFrame) -> list | None:
+def _kafka_chain(df: DataFrame) -> list[Any] | None:
     """The analysed plan's nodes from the top down to its one leaf, a Kafka relation; None for any other shape (a
     join, a union), which is built again for every batch."""
     nodes = [df._jdf.queryExecution().analyzed()]

@@ -72,7 +72,7 @@ class _Reader:
         return out
 
     def u32(self) -> int:
-        return struct.unpack(">I", self.take(4))[0]
+        return int(struct.unpack(">I", self.take(4))[0])
 
     def utf(self) -> str:
         return self.take(struct.unpack(">H", self.take(2))[0]).decode("utf-8", "replace")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 import ssl
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from cdcsync.errors import CdcsyncError, ConfigError, SourceError, TopicMissingError
 from cdcsync.exit_codes import ExitCode
@@ -13,7 +14,19 @@ from cdcsync.kafka.offsets import Gap, Offsets, parse_specific_offsets
 from cdcsync.kafka.security import Security
 
 if TYPE_CHECKING:
-    from kafka import KafkaClient
+    from pathlib import Path
+
+    from kafka.structs import OffsetAndMetadata, TopicPartition
+
+    from cdcsync.config.model import Config, SourceConfig
+
+
+class _Client(Protocol):
+    """What the view uses of kafka-python's KafkaClient, whose stubs leave `poll` untyped."""
+
+    cluster: Any
+
+    def poll(self, timeout_ms: int | None = None, future: Any = None) -> Any: ...
 
 
 @dataclass
@@ -25,7 +38,7 @@ class KafkaView:
     security: Security  # for kafka-python, and for the probe that names the failing hop when nothing answers
     group_id: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         from kafka import KafkaConsumer
         from kafka.errors import KafkaError, NoBrokersAvailable
 
@@ -69,9 +82,10 @@ class KafkaView:
     def close(self) -> None:
         self._c.close()
 
-    def _client(self) -> KafkaClient:
+    def _client(self) -> _Client:
         """kafka-python 2.x's client under the consumer, as the probe uses its protocol layer."""
-        return self._c._client  # type: ignore[attr-defined]  # private: types-kafka-python does not declare it
+        client: _Client = self._c._client  # type: ignore[attr-defined]  # private: types-kafka-python lacks it
+        return client
 
     def _metadata(self, timeout_ms: int = 15000) -> None:
         """All topics' metadata, bounded: KafkaConsumer.topics() and partitions_for_topic() poll without a limit."""
@@ -118,7 +132,7 @@ class KafkaView:
                                     hint="check the pattern (a full-match Java/Python regex)")
         return found
 
-    def _tps(self, topics: list[str]):
+    def _tps(self, topics: list[str]) -> list[TopicPartition]:
         from kafka.structs import TopicPartition
 
         return [TopicPartition(t, p) for t in topics for p in self.partitions(t)]
@@ -163,7 +177,7 @@ def retriable(error: BaseException) -> bool:
     return isinstance(error, KafkaError) and bool(getattr(error, "retriable", False))
 
 
-def for_source(cfg, group: bool = True) -> KafkaView:
+def for_source(cfg: Config, group: bool = True) -> KafkaView:
     """The view of a config's [source], with its security settings; `group=False` for commands that commit nothing."""
     from cdcsync.kafka.security import for_clients
 
@@ -172,21 +186,22 @@ def for_source(cfg, group: bool = True) -> KafkaView:
     return KafkaView(src.bootstrap_servers, sec, src.group_id if group else None)
 
 
-def _offset_and_metadata(cls, offset: int):
+def _offset_and_metadata(cls: Callable[..., OffsetAndMetadata], offset: int) -> OffsetAndMetadata:
     try:
         return cls(offset, "", -1)  # kafka-python >= 2.0.3 has leader_epoch
     except TypeError:
         return cls(offset, "")
 
 
-def _nest(flat) -> Offsets:
+def _nest(flat: Mapping[TopicPartition, int]) -> Offsets:
     out = Offsets()
     for tp, off in flat.items():
         out.setdefault(tp.topic, {})[tp.partition] = off
     return out
 
 
-def resolve_start(source, view: KafkaView, topics: list[str], recorded: Offsets | None) -> tuple[Offsets, str]:
+def resolve_start(source: SourceConfig, view: KafkaView, topics: list[str],
+                  recorded: Offsets | None) -> tuple[Offsets, str]:
     """Where a run starts, with the reference connector's precedence. Returns (offsets, how it was decided).
 
     1. offsets recorded in the table's Hudi commits win; partitions new since then start at earliest; recorded
@@ -205,9 +220,11 @@ def resolve_start(source, view: KafkaView, topics: list[str], recorded: Offsets 
     if mode == "latest-offset":
         return latest, mode
     if mode == "timestamp":
-        return view.for_time(topics, source.startup_timestamp_ms), f"timestamp {source.startup_timestamp_ms}"
+        ts_ms = cast(int, source.startup_timestamp_ms)  # the loader requires it with startup_mode timestamp
+        return view.for_time(topics, ts_ms), f"timestamp {source.startup_timestamp_ms}"
     committed = view.committed(topics)
-    specific = parse_specific_offsets(source.specific_offsets) if mode == "specific-offsets" else {}
+    # the loader requires specific_offsets with startup_mode specific-offsets
+    specific = parse_specific_offsets(cast(str, source.specific_offsets)) if mode == "specific-offsets" else {}
     reset = (source.properties.get("auto.offset.reset") or "").lower()
     out = Offsets()
     for t in topics:
@@ -245,7 +262,7 @@ def _check_range(offsets: Offsets, earliest: Offsets, latest: Offsets, what: str
                 )
 
 
-def lost(gaps: list[Gap], config_path) -> SourceError:
+def lost(gaps: list[Gap], config_path: Path) -> SourceError:
     """[run] on_data_loss = "fail": the offsets the table still needs are gone; nothing of the batch was read."""
     first = gaps[0]
     return SourceError(

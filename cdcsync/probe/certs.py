@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ssl
 import time
+from collections.abc import Iterable
+from typing import Any
 
 from cdcsync.kafka.security import Security
 from cdcsync.probe.net import TlsInfo
@@ -12,11 +14,11 @@ from cdcsync.probe.report import OK, WARN
 CERT_WARN_DAYS = 30
 
 
-def name(rdns) -> str:
+def name(rdns: Iterable[Iterable[tuple[str, str]]]) -> str:
     return ",".join(f"{'CN' if k == 'commonName' else k}={v}" for rdn in rdns for k, v in rdn)
 
 
-def sans(cert: dict) -> str:
+def sans(cert: dict[str, Any]) -> str:
     return ", ".join(f"{'IP' if t.startswith('IP') else t}:{v}" for t, v in cert.get("subjectAltName", ()))
 
 

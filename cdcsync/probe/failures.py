@@ -4,6 +4,7 @@ listener again on a fresh connection when that tells more (a TLS listener? a pla
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka.security import TOKEN_MECHANISMS, Security
@@ -13,10 +14,13 @@ from cdcsync.probe.lint import ADVERTISED_FIX
 from cdcsync.probe.net import WireError
 from cdcsync.probe.protocol import Session
 
+if TYPE_CHECKING:
+    import ssl
+
 HOSTNAME_CODES = (62, 64)  # X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH
 
 
-def classify(hop: Hop, layer: str, e: WireError, t0: float, client: Client, addr) -> None:
+def classify(hop: Hop, layer: str, e: WireError, t0: float, client: Client, addr: net.Addr | None) -> None:
     """Turn one hop's failure into (exit code, problem, hint), probing the listener again when that tells more."""
     sec, ctx, timeout = client.sec, client.ctx, client.timeout
     k, msg, t = e.kind, e.message, f"{timeout:g}s"
@@ -51,8 +55,10 @@ def classify(hop: Hop, layer: str, e: WireError, t0: float, client: Client, addr
                         "set ssl.keystore.location (with ssl.keystore.type and its passwords) to a key and certificate "
                         "signed by a CA the broker's ssl.truststore trusts", raw=msg)
     if layer == "tls":
+        assert addr is not None  # the layers after "tcp" have its address
         return _classify_tls(hop, e, t0, sec, addr, sniff_deadline)
     if layer == "api-versions":
+        assert addr is not None
         if k == "tls_reply" or (k in ("closed", "timeout") and not sec.tls and net.speaks_tls(addr, hop.host,
                                                                                          sniff_deadline)):
             why = ": the reply starts with 0x15 0x03, a TLS alert)" if k == "tls_reply" else ")"
@@ -99,6 +105,7 @@ def classify(hop: Hop, layer: str, e: WireError, t0: float, client: Client, addr
                         "check sasl.mechanism and credentials; the broker log names the reason", raw=msg)
     # metadata
     if k == "closed" and not sec.sasl:
+        assert addr is not None
         enabled = _sasl_listener(addr, hop.host, sec, ctx, sniff_deadline)
         if enabled:
             return hop.fail(layer, t0, ExitCode.TLS, f"requires SASL (enabled: {', '.join(enabled)}) but "
@@ -142,7 +149,7 @@ def _token_refused(hop: Hop, e: WireError, t0: float, sec: Security) -> None:
                     "host's clock (the signature is valid for 15 minutes)", raw=e.message)
 
 
-def _classify_tls(hop: Hop, e: WireError, t0: float, sec: Security, addr, sniff_deadline: float) -> None:
+def _classify_tls(hop: Hop, e: WireError, t0: float, sec: Security, addr: net.Addr, sniff_deadline: float) -> None:
     code = e.facts.get("verify_code")
     if e.kind == "verify":
         cert = net.fetch_certificate(addr, hop.host, sniff_deadline) or {}
@@ -176,7 +183,7 @@ def _classify_tls(hop: Hop, e: WireError, t0: float, sec: Security, addr, sniff_
                     raw=e.message)
 
 
-def _plaintext_listener(addr, deadline: float) -> bool:
+def _plaintext_listener(addr: net.Addr, deadline: float) -> bool:
     """A fresh connection answers a clear ApiVersions: the listener is plaintext."""
     try:
         sock, _, _ = net.connect_tcp([addr], deadline)
@@ -189,11 +196,13 @@ def _plaintext_listener(addr, deadline: float) -> bool:
         return False
 
 
-def _sasl_listener(addr, host: str, sec: Security, ctx, deadline: float) -> list[str]:
+def _sasl_listener(addr: net.Addr, host: str, sec: Security, ctx: ssl.SSLContext | None, deadline: float
+                   ) -> list[str]:
     """The SASL mechanisms a listener enables (empty when it does not do SASL), on a fresh connection."""
     try:
         sock, _, _ = net.connect_tcp([addr], deadline)
         if sec.tls:
+            assert ctx is not None  # a TLS client has a context (walk.probe)
             sock, _ = net.tls_handshake(sock, ctx, host, deadline)
         s = Session(sock, deadline)
         try:

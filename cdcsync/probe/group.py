@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from cdcsync.exit_codes import ExitCode
 from cdcsync.probe.net import endpoint
@@ -10,7 +11,7 @@ from cdcsync.probe.protocol import Session
 from cdcsync.probe.report import FAIL, OK, Check
 
 
-def find_coordinator(session: Session, group: str, timeout: float) -> tuple[dict, float]:
+def find_coordinator(session: Session, group: str, timeout: float) -> tuple[dict[str, Any], float]:
     """FindCoordinator, retried while the broker is still creating __consumer_offsets (error 14/15)."""
     t0 = time.perf_counter()
     deadline = time.monotonic() + timeout
@@ -22,8 +23,8 @@ def find_coordinator(session: Session, group: str, timeout: float) -> tuple[dict
         time.sleep(0.2)
 
 
-def group_checks(r: dict, group: str, ms: float) -> list[Check]:
-    def mk(status, detail, code=0, hint=""):
+def group_checks(r: dict[str, Any], group: str, ms: float) -> list[Check]:
+    def mk(status: str, detail: str, code: int = 0, hint: str = "") -> Check:
         return Check("group", group, "group", status, detail, hint=hint, ms=ms, code=int(code),
                      finding=f"group {group}: {detail}")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ssl
 import time
 from dataclasses import dataclass, field
+from typing import Any, TypedDict, Unpack
 
 from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka.oidc import TokenProvider
@@ -13,6 +14,12 @@ from cdcsync.kafka.security import Security
 from cdcsync.probe.net import endpoint
 from cdcsync.probe.protocol import Session
 from cdcsync.probe.report import FAIL, SKIP, WARN, Check
+
+
+class CheckText(TypedDict, total=False):
+    """What a check may say besides its detail (`Check`'s fields of the same names)."""
+    hint: str
+    finding: str
 
 
 @dataclass(frozen=True)
@@ -35,7 +42,7 @@ class Hop:
     failure: Check | None = None
     session: Session | None = None
     addresses: list[str] = field(default_factory=list)
-    metadata: dict | None = None
+    metadata: dict[str, Any] | None = None
     lint: str | None = None  # why the advertised name looks unreachable for other clients
 
     @property
@@ -49,9 +56,10 @@ class Hop:
                 "coordinator": "group coordinator"}[self.role]
         return f"{noun} {self.target}{bid}"
 
-    def add(self, layer: str, status: str, detail: str, t0: float | None = None, **kw) -> Check:
+    def add(self, layer: str, status: str, detail: str, t0: float | None = None, *, code: int | None = None,
+            **kw: Unpack[CheckText]) -> Check:
         ms = round((time.perf_counter() - t0) * 1000, 1) if t0 is not None else None
-        code = kw.pop("code", int(ExitCode.WARNINGS) if status == WARN else 0)
+        code = (int(ExitCode.WARNINGS) if status == WARN else 0) if code is None else code
         c = Check(self.role, self.target, layer, status, detail, ms=ms, code=code, broker_id=self.broker_id, **kw)
         self.checks.append(c)
         if status == FAIL and self.failure is None:

@@ -5,6 +5,7 @@ skipped."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from cdcsync.kafka.oidc import TokenError, TokenProvider
 from cdcsync.kafka.security import Security
@@ -115,7 +116,7 @@ def _versions(v: dict[int, tuple[int, int]], missing: list[str]) -> str:
     return f"{len(v)} APIs; {shown}" + (f"; missing {', '.join(missing)}" if missing else "")
 
 
-def _metadata_detail(md: dict, role: str, topics: list[str] | None) -> str:
+def _metadata_detail(md: dict[str, Any], role: str, topics: list[str] | None) -> str:
     if role != "bootstrap":
         return f"answers Metadata (cluster {md['cluster_id']})"
     brokers = "; ".join(f"{b['id']} at {endpoint(b['host'], b['port'])}" + (f" rack {b['rack']}" if b["rack"] else "")

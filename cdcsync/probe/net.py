@@ -12,6 +12,7 @@ import ssl
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,7 +54,11 @@ def remaining(deadline: float) -> float:
 
 # ---- DNS ------------------------------------------------------------------------------------------------------
 
-def resolve(host: str, port: int, deadline: float) -> list[tuple[int, tuple]]:
+# one resolved address as getaddrinfo gives it: (family, (host, port)), for IPv6 (family, (host, port, flow, scope))
+Addr = tuple[int, tuple[str, int] | tuple[str, int, int, int]]
+
+
+def resolve(host: str, port: int, deadline: float) -> list[Addr]:
     """All (family, sockaddr) for host, in resolver order. getaddrinfo has no timeout, so it runs in a daemon thread."""
     box: dict[str, Any] = {}
 
@@ -83,7 +88,7 @@ def resolve(host: str, port: int, deadline: float) -> list[tuple[int, tuple]]:
 
 # ---- TCP ------------------------------------------------------------------------------------------------------
 
-def connect_tcp(addrs: list[tuple[int, tuple]], deadline: float) -> tuple[socket.socket, str, list[str]]:
+def connect_tcp(addrs: list[Addr], deadline: float) -> tuple[socket.socket, str, list[str]]:
     """Try each address in order; return the socket, the address used, and what failed before it."""
     failures: list[str] = []
     kinds: list[str] = []
@@ -125,7 +130,7 @@ def _unverified_context() -> ssl.SSLContext:
 class TlsInfo:
     version: str
     cipher: str
-    cert: dict  # ssl.getpeercert() form: subject, issuer, subjectAltName, notBefore, notAfter
+    cert: dict[str, Any]  # ssl.getpeercert() form: subject, issuer, subjectAltName, notBefore, notAfter
 
 
 # OpenSSL's reason codes for a server that refused the client's certificate (or its absence): mutual TLS
@@ -158,10 +163,11 @@ def tls_handshake(sock: socket.socket, ctx: ssl.SSLContext, host: str, deadline:
     return ssock, TlsInfo(ssock.version() or "?", (ssock.cipher() or ("?",))[0], cert)
 
 
-def peer_certificate(ssock: ssl.SSLSocket) -> dict | None:
+def peer_certificate(ssock: ssl.SSLSocket) -> dict[str, Any] | None:
     """Decode the peer certificate even when it was not verified (for the report); None when not possible."""
     der = ssock.getpeercert(binary_form=True)
-    decode = getattr(getattr(ssl, "_ssl", None), "_test_decode_cert", None)  # CPython's own decoder
+    # CPython's own decoder: a PEM file's certificate in getpeercert()'s form
+    decode: Callable[[str], dict[str, Any]] | None = getattr(getattr(ssl, "_ssl", None), "_test_decode_cert", None)
     if not der or decode is None:
         return None
     with tempfile.NamedTemporaryFile("w", suffix=".pem") as f:
@@ -173,7 +179,7 @@ def peer_certificate(ssock: ssl.SSLSocket) -> dict | None:
             return None
 
 
-def fetch_certificate(addr: tuple[int, tuple], host: str, deadline: float) -> dict | None:
+def fetch_certificate(addr: Addr, host: str, deadline: float) -> dict[str, Any] | None:
     """The certificate a TLS listener presents, without verifying it (to explain a verification failure)."""
     try:
         sock, _, _ = connect_tcp([addr], deadline)
@@ -184,7 +190,7 @@ def fetch_certificate(addr: tuple[int, tuple], host: str, deadline: float) -> di
         return None
 
 
-def speaks_tls(addr: tuple[int, tuple], host: str, deadline: float) -> bool:
+def speaks_tls(addr: Addr, host: str, deadline: float) -> bool:
     """True when a TLS handshake (any certificate) completes at addr."""
     try:
         sock, _, _ = connect_tcp([addr], deadline)

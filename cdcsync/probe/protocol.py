@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 import socket
 import ssl
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from kafka.errors import KafkaError, for_code
 from kafka.protocol.api_versions import ApiVersionsRequest
@@ -27,6 +28,9 @@ from cdcsync.kafka.oidc import TokenError, TokenProvider
 from cdcsync.kafka.security import Security
 from cdcsync.probe.net import CLIENT_CERT_ALERTS, WireError, client_cert_refused, remaining
 
+if TYPE_CHECKING:
+    from kafka.protocol.api import Request
+
 # kafka.sasl warns "sending password in the clear" through logging's last-resort handler, i.e. onto our stderr.
 logging.getLogger("kafka").addHandler(logging.NullHandler())
 
@@ -38,7 +42,9 @@ NEEDED_APIS = (1, 2, 3, 8, 9, 10)  # what cdcsync's consumer path uses
 
 
 def error_name(code: int) -> str:
-    return getattr(for_code(code), "message", None) or f"error {code}"
+    # types-kafka-python leaves for_code unannotated: it returns the error class of a code
+    error = cast("Callable[[int], type[KafkaError]]", for_code)(code)
+    return getattr(error, "message", None) or f"error {code}"
 
 
 class Session:
@@ -56,7 +62,7 @@ class Session:
         except OSError:
             pass
 
-    def call(self, request):
+    def call(self, request: Request) -> Any:  # a Response: its fields come from its SCHEMA at run time
         self.proto.send_request(request)
         try:
             self.sock.settimeout(remaining(self.deadline))
@@ -157,7 +163,7 @@ class Session:
             raise WireError("auth_failed", f"authentication with {sec.sasl_mechanism} did not succeed {challenge}"
                             .strip())
 
-    def metadata(self, topics: list[str] | None, allow_auto_topic_creation: bool = False) -> dict:
+    def metadata(self, topics: list[str] | None, allow_auto_topic_creation: bool = False) -> dict[str, Any]:
         """Brokers, cluster id, controller and the named topics (None: all; []: none). Never creates a topic."""
         v = self._version(3, 4, 8)  # v4 is the first with allow_auto_topic_creation
         req_cls = MetadataRequest[v]
@@ -172,14 +178,26 @@ class Session:
             "topics": [_topic(t, v) for t in r.topics],
         }
 
-    def find_coordinator(self, group: str) -> dict:
+    def find_coordinator(self, group: str) -> dict[str, Any]:
         v = self._version(10, 1, 2)
         r = self.call(FindCoordinatorRequest[v](group, 0))
         return {"error_code": r.error_code, "error": error_name(r.error_code) if r.error_code else None,
                 "message": r.error_message, "id": r.coordinator_id, "host": r.host, "port": r.port}
 
 
-def _mechanism(sec: Security, host: str, tokens: TokenProvider | None):
+class _Mechanism(Protocol):
+    """What the login uses of a kafka-python SASL mechanism (kafka.sasl's stubs leave these methods unannotated)."""
+
+    def auth_bytes(self) -> bytes: ...
+
+    def receive(self, auth_bytes: bytes) -> None: ...
+
+    def is_done(self) -> bool: ...
+
+    def is_authenticated(self) -> bool: ...
+
+
+def _mechanism(sec: Security, host: str, tokens: TokenProvider | None) -> _Mechanism:
     """kafka-python's SASL mechanism for `sec`, or unsupported_mechanism when the probe cannot log in with it."""
     from kafka.sasl import get_sasl_mechanism
 
@@ -192,12 +210,14 @@ def _mechanism(sec: Security, host: str, tokens: TokenProvider | None):
             raise WireError("unsupported_mechanism", "the probe signs AWS_MSK_IAM with botocore, which is not "
                             "installed (pip install 'cdcsync[msk]')")
         return msk_mechanism(sec.aws_profile)(host=host, security_protocol=sec.protocol)
-    return get_sasl_mechanism(sec.sasl_mechanism)(
+    # unannotated in the stubs: the mechanism's class, registered under its name
+    mechanism = cast("Callable[[str | None], Callable[..., _Mechanism]]", get_sasl_mechanism)(sec.sasl_mechanism)
+    return mechanism(
         host=host, security_protocol=sec.protocol, sasl_mechanism=sec.sasl_mechanism,
         sasl_plain_username=sec.username, sasl_plain_password=sec.password, sasl_oauth_token_provider=tokens)
 
 
-def _topic(t, version: int) -> dict:
+def _topic(t: Sequence[Any], version: int) -> dict[str, Any]:
     error_code, name, is_internal, parts = t[0], t[1], t[2], t[3]
     tail = 3 if version >= 5 else 2  # offline_replicas arrived in Metadata v5
     return {

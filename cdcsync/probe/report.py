@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from cdcsync.exit_codes import ExitCode
 
@@ -27,11 +28,11 @@ class Check:
 @dataclass
 class Report:
     bootstrap: list[str]
-    security: dict
+    security: dict[str, Any]
     checks: list[Check] = field(default_factory=list)
-    cluster: dict | None = None
-    topics: list[dict] = field(default_factory=list)
-    group: dict | None = None
+    cluster: dict[str, Any] | None = None
+    topics: list[dict[str, Any]] = field(default_factory=list)
+    group: dict[str, Any] | None = None
     elapsed_ms: float = 0.0
 
     @property
@@ -60,7 +61,7 @@ class Report:
         n = len(self.checks)
         return f"all {n} checks passed: this host reaches every broker at its advertised address"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"status": self.status, "exit_code": self.exit_code, "verdict": self.verdict,
                 "elapsed_ms": round(self.elapsed_ms, 1), "bootstrap_servers": self.bootstrap,
                 "security": self.security, "cluster": self.cluster, "topics": self.topics, "group": self.group,

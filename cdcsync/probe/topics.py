@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from cdcsync.exit_codes import ExitCode
 from cdcsync.probe.hop import Hop
 from cdcsync.probe.report import FAIL, OK, WARN, Check
 
 
-def topic_checks(md: dict, topics: list[str], reach: dict[int, Hop]) -> tuple[list[Check], list[dict]]:
+def topic_checks(md: dict[str, Any], topics: list[str], reach: dict[int, Hop]
+                 ) -> tuple[list[Check], list[dict[str, Any]]]:
     """Existence, partitions and leaders of each asked-for topic; `reach` maps broker id to its probed endpoint."""
     checks, out = [], []
     by_name = {t["name"]: t for t in md["topics"]}
@@ -17,7 +20,8 @@ def topic_checks(md: dict, topics: list[str], reach: dict[int, Hop]) -> tuple[li
         out.append({"name": name, "exists": t["error_code"] not in (3, 17), "error": t["error"],
                     "partitions": t["partitions"]})
 
-        def add(status, detail, code=0, hint="", finding="", _name=name):
+        def add(status: str, detail: str, code: int = 0, hint: str = "", finding: str = "", _name: str = name
+                ) -> None:
             checks.append(Check("topic", _name, "topic", status, detail, hint=hint, code=int(code),
                                 finding=finding or f"topic {_name}: {detail}"))
 
@@ -43,11 +47,11 @@ def topic_checks(md: dict, topics: list[str], reach: dict[int, Hop]) -> tuple[li
     return checks, out
 
 
-def _partition_checks(name: str, parts: list[dict], reach: dict[int, Hop]) -> list[Check]:
-    def mk(status, detail, code=0, hint=""):
+def _partition_checks(name: str, parts: list[dict[str, Any]], reach: dict[int, Hop]) -> list[Check]:
+    def mk(status: str, detail: str, code: int = 0, hint: str = "") -> Check:
         return Check("topic", name, "topic", status, detail, hint=hint, code=int(code), finding=f"topic {detail}")
 
-    def nums(ps):
+    def nums(ps: list[dict[str, Any]]) -> str:
         ids = [str(p["partition"]) for p in ps]
         return ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
 

@@ -7,6 +7,7 @@ schema, authoritative) > hint (Canal's mysqlType; a value that does not parse wi
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from cdcsync.config.model import MASKED_TEXT
@@ -15,7 +16,7 @@ from cdcsync.formats.base import Change, Coord
 from cdcsync.formats.vocabulary import SKIP, UPSERT
 from cdcsync.schema.model import DATA, DECLARED, ENVELOPE, HINT, ColumnSchema, TableSchema
 from cdcsync.schema.options import FLATTEN_SEP, InferOptions
-from cdcsync.schema.spark_json import TEXT, merge, value_type, vote
+from cdcsync.schema.spark_json import TEXT, JsonType, merge, value_type, vote
 from cdcsync.schema.types import STRING, ColumnType, Kind, holds, widen
 from cdcsync.schema.values import fits, seen_type_for, text_type
 
@@ -29,7 +30,7 @@ class _Col:
     __slots__ = ("name", "path", "type", "origin", "hint", "env", "present", "samples", "nulls", "example",
                  "coord", "kinds", "saturated", "spark", "votes")
 
-    def __init__(self, name: str, path: tuple, origin: str, ctype: ColumnType | None):
+    def __init__(self, name: str, path: tuple[str, ...], origin: str, ctype: ColumnType | None) -> None:
         self.name, self.path, self.origin, self.type = name, path, origin, ctype
         self.hint = ctype if origin == HINT else None
         self.env: ColumnType | None = None  # the envelope's type, when one states it
@@ -38,7 +39,7 @@ class _Col:
         self.coord: Coord | None = None
         self.kinds: set[type] = set()
         self.saturated = ctype is STRING  # STRING absorbs everything: stop classifying
-        self.spark: Any = None  # the type Spark's JSON inference gives the values (spark_json), as `run` reads them
+        self.spark: JsonType | None = None  # the values' type under Spark's JSON inference, as `run` reads them
         self.votes = [0, 0, 0]  # values Spark reads as a BIGINT, a DOUBLE, a BOOLEAN (the run's type vote)
 
 
@@ -46,24 +47,24 @@ class _Table:
     __slots__ = ("name", "cols", "upserts", "records", "primary_key", "paths", "not_null", "last_env", "sources",
                  "first_row", "hints", "env_names", "last_hints")
 
-    def __init__(self, name: str):
+    def __init__(self, name: str) -> None:
         self.name = name
         self.cols: dict[str, _Col] = {}
         self.upserts = self.records = 0
         self.primary_key: list[str] | None = None
-        self.paths: dict[str, tuple] = {}
+        self.paths: dict[str, tuple[str, ...]] = {}
         self.not_null: frozenset[str] = frozenset()
-        self.last_env: dict | None = None
+        self.last_env: dict[str, ColumnType] | None = None
         self.sources: dict[str, None] = {}  # the source tables whose changes it holds (several: table_of merged them)
         self.first_row: list[str] | None = None  # the fields of the first row image, in its order
         self.hints: dict[str, ColumnType] = {}  # every hinted column (Canal's mysqlType), its hints widened
         self.env_names: dict[str, None] = {}  # every column a schema envelope named
-        self.last_hints: dict | None = None
+        self.last_hints: dict[str, ColumnType] | None = None
 
 
 class SchemaInferrer:
     def __init__(self, options: InferOptions | None = None, masked: frozenset[str] = frozenset(),
-                 one_table: str | None = None):
+                 one_table: str | None = None) -> None:
         """`masked`: the columns a [[mask]] names, whose values reach no example, warning or error; `one_table`:
         the name of the one table every source table's changes go to (one schema over all of them, as `run`
         without [[route]] writes them into one table), else each source table is its own."""
@@ -149,7 +150,7 @@ class SchemaInferrer:
 
     # -- columns -------------------------------------------------------------------------------------------------
 
-    def _new_column(self, t: _Table, col: str, hints: dict | None) -> _Col:
+    def _new_column(self, t: _Table, col: str, hints: dict[str, ColumnType] | None) -> _Col:
         path = t.paths.get(col, (col,))
         if col in self._declared:
             c = _Col(col, path, DECLARED, self._declared[col])
@@ -160,7 +161,7 @@ class SchemaInferrer:
         t.cols[col] = c
         return c
 
-    def _hinted(self, t: _Table, hints: dict) -> None:
+    def _hinted(self, t: _Table, hints: dict[str, ColumnType]) -> None:
         t.last_hints = hints
         for col, h in hints.items():
             t.hints[col] = widen(t.hints.get(col), h) or h
@@ -171,7 +172,8 @@ class SchemaInferrer:
             c.type = widen(c.type, new)
             c.saturated = c.type == STRING
 
-    def _envelope(self, t: _Table, declared: dict, not_null: frozenset, coord: Coord | None) -> None:
+    def _envelope(self, t: _Table, declared: dict[str, ColumnType], not_null: frozenset[str],
+                  coord: Coord | None) -> None:
         t.last_env = declared
         t.not_null = not_null
         t.env_names.update(dict.fromkeys(declared))
@@ -192,7 +194,8 @@ class SchemaInferrer:
             c.env = env_type
             c.saturated = c.origin == ENVELOPE or c.saturated
 
-    def _flat(self, t: _Table, row: dict, prefix: str = "", path: tuple = ()):
+    def _flat(self, t: _Table, row: dict[str, Any], prefix: str = "",
+              path: tuple[str, ...] = ()) -> Iterator[tuple[str, Any]]:
         """(column, value) pairs of a row with nested objects flattened to `a_b` names; collisions are errors."""
         for k, v in row.items():
             name, p = f"{prefix}{k}", (*path, k)
@@ -210,11 +213,11 @@ class SchemaInferrer:
                     table=t.name, column=name, paths=[list(known), list(p)])
             yield name, v
 
-    def _value(self, col: str, v) -> str:
+    def _value(self, col: str, v: object) -> str:
         """A value as a message shows it: ***masked*** in a masked column."""
         return MASKED_TEXT if col in self._masked else _short(v)
 
-    def _mismatch(self, t: _Table, c: _Col, seen: ColumnType | None, v, coord: Coord | None,
+    def _mismatch(self, t: _Table, c: _Col, seen: ColumnType | None, v: object, coord: Coord | None,
                   envelope: bool = False) -> SchemaError:
         where = str(coord) if coord else "a sampled record"
         what = f"the message schema declares {seen}" if envelope else f"has {seen} (value {self._value(c.name, v)})"
@@ -254,10 +257,10 @@ class SchemaInferrer:
         return [c for c in self._declared if c not in seen]
 
 
-def _show(path: tuple) -> str:
+def _show(path: tuple[str, ...]) -> str:
     return " → ".join(repr(p) for p in path)
 
 
-def _short(v, limit: int = 60) -> str:
+def _short(v: object, limit: int = 60) -> str:
     text = repr(v)
     return text if len(text) <= limit else text[: limit - 1] + "…"

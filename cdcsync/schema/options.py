@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from cdcsync.errors import ConfigError
 from cdcsync.schema.types import ColumnType, parse_type
+
+if TYPE_CHECKING:
+    from cdcsync.config.model import SchemaConfig
 
 FLATTEN_SEP = "_"  # joins a flattened column's path: Hudi column names take letters, digits and _ only
 
@@ -16,8 +20,8 @@ class InferOptions:
     flatten_nested_columns: bool = False
     primitive_as_string: bool = False
 
-    def __post_init__(self):
-        parsed = {}
+    def __post_init__(self) -> None:
+        parsed: dict[str, ColumnType] = {}
         for name, t in (self.columns or {}).items():
             if isinstance(t, ColumnType):
                 parsed[name] = t
@@ -31,7 +35,7 @@ class InferOptions:
         object.__setattr__(self, "columns", parsed)
 
     @classmethod
-    def from_config(cls, schema_config) -> InferOptions:
+    def from_config(cls, schema_config: SchemaConfig) -> InferOptions:
         """From a `cdcsync.config.SchemaConfig` (or anything with the same attributes)."""
         return cls(columns=dict(getattr(schema_config, "columns", None) or {}),
                    flatten_nested_columns=bool(getattr(schema_config, "flatten_nested_columns", False)),

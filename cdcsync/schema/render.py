@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING, Any
 
 from cdcsync.schema.model import ENVELOPE, ColumnSchema, TableSchema
 from cdcsync.schema.types import BIGINT_MAX, BIGINT_MIN, STRING, ColumnType, Kind, widen
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -29,7 +33,7 @@ _TEXT_PATTERN = {
 
 # -- JSON Schema ---------------------------------------------------------------------------------------------------
 
-def json_schema(tables: dict[str, TableSchema]) -> dict:
+def json_schema(tables: dict[str, TableSchema]) -> dict[str, Any]:
     """One schema for one table; for several tables, one $defs entry each and an anyOf over them."""
     if len(tables) == 1:
         return {"$schema": DRAFT, **table_json_schema(next(iter(tables.values())))}
@@ -40,7 +44,7 @@ def json_schema(tables: dict[str, TableSchema]) -> dict:
     }
 
 
-def table_json_schema(t: TableSchema) -> dict:
+def table_json_schema(t: TableSchema) -> dict[str, Any]:
     root = _object_node(t.name)
     if t.primary_key:
         root["x-primary-key"] = list(t.primary_key)
@@ -59,14 +63,14 @@ def table_json_schema(t: TableSchema) -> dict:
     return root
 
 
-def _require(node: dict, name: str) -> None:
+def _require(node: dict[str, Any], name: str) -> None:
     required = node.setdefault("required", [])
     if name not in required:
         required.append(name)
 
 
-def _object_node(title: str | None, nullable: bool = False) -> dict:
-    node: dict = {"type": ["object", "null"] if nullable else "object"}
+def _object_node(title: str | None, nullable: bool = False) -> dict[str, Any]:
+    node: dict[str, Any] = {"type": ["object", "null"] if nullable else "object"}
     if title:
         node["title"] = title
     node["properties"] = {}
@@ -74,7 +78,7 @@ def _object_node(title: str | None, nullable: bool = False) -> dict:
     return node
 
 
-def column_json_schema(c: ColumnSchema) -> dict:
+def column_json_schema(c: ColumnSchema) -> dict[str, Any]:
     t = c.type
     if t is None:
         return {"type": "null", "x-cdcsync-type": str(STRING)}
@@ -153,7 +157,7 @@ def _toml_key(name: str) -> str:
 
 # -- rich table ----------------------------------------------------------------------------------------------------
 
-def rich_tables(tables: dict[str, TableSchema]) -> list:
+def rich_tables(tables: dict[str, TableSchema]) -> list[Table]:
     from rich.table import Table
 
     out = []
@@ -171,7 +175,7 @@ def rich_tables(tables: dict[str, TableSchema]) -> list:
     return out
 
 
-def facts(tables: dict[str, TableSchema]) -> dict:
+def facts(tables: dict[str, TableSchema]) -> dict[str, Any]:
     """What the table view shows, as data (`infer-schema --json`)."""
     return {"tables": [{
         "table": name, "records": t.records, "primary_key": list(t.primary_key or []),
@@ -195,7 +199,7 @@ def _type_cell(c: ColumnSchema) -> str:
     return shown + (" (only nulls)" if _only_nulls(c) else "")
 
 
-def _example(v, limit: int = 40) -> str:
+def _example(v: object, limit: int = 40) -> str:
     if v is None:
         return ""
     text = v if isinstance(v, str) else json.dumps(v, default=str, ensure_ascii=False)

@@ -14,15 +14,20 @@ A type here is None (Spark's NullType), LONG, DOUBLE, BOOLEAN, TEXT, ("decimal",
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, TypeAlias, cast
 
 from cdcsync.schema.types import BIGINT, BIGINT_MAX, BIGINT_MIN, BOOLEAN, DOUBLE, MAX_PRECISION, STRING, ColumnType
 
 LONG, FLOAT, BOOL, TEXT = "long", "double", "boolean", "string"
+# those types, None (NullType) aside: a struct's fields and an array's element may be None again
+JsonDecimal: TypeAlias = "tuple[Literal['decimal'], int, int]"
+JsonStruct: TypeAlias = "tuple[Literal['struct'], dict[str, JsonType | None]]"
+JsonArray: TypeAlias = "tuple[Literal['array'], JsonType | None]"
+JsonType: TypeAlias = "str | JsonDecimal | JsonStruct | JsonArray"
 _LONG_DIGITS = 20  # DecimalType.forType(LongType): DECIMAL(20,0)
 
 
-def value_type(v: Any):
+def value_type(v: Any) -> JsonType | None:
     """The type Spark's JSON inference gives one JSON value (as json.loads returns it)."""
     t = type(v)
     if v is None:
@@ -41,14 +46,14 @@ def value_type(v: Any):
     if t is dict:
         return ("struct", {k: value_type(x) for k, x in v.items()})
     if t is list:
-        element = None
+        element: JsonType | None = None
         for x in v:
             element = merge(element, value_type(x))
         return ("array", element)
     return TEXT  # a decoded value of another kind (a format that carries its types does not come here)
 
 
-def merge(a, b):
+def merge(a: JsonType | None, b: JsonType | None) -> JsonType | None:
     """JsonInferSchema.compatibleType: the type of a field that holds values of types `a` and `b`."""
     if a is None:
         return b
@@ -59,44 +64,44 @@ def merge(a, b):
         if FLOAT in (ta, tb):
             return FLOAT
         if LONG in (ta, tb):  # an integral beside a decimal: the decimal when it holds every long, else both merged
-            dec = a if ta == "decimal" else b
+            dec = cast("JsonDecimal", a if ta == "decimal" else b)  # the kinds (_kind) say which is the decimal
             if dec[1] - dec[2] >= _LONG_DIGITS:
                 return dec
             return _merge_decimals(("decimal", _LONG_DIGITS, 0), dec)
-        return _merge_decimals(a, b)
-    if ta == tb == "struct":
-        fields = dict(a[1])
-        for k, t in b[1].items():
+        return _merge_decimals(cast("JsonDecimal", a), cast("JsonDecimal", b))  # both decimals, by their kinds
+    if ta == tb == "struct":  # the casts: mypy does not narrow a and b by their kinds
+        fields = dict(cast("JsonStruct", a)[1])
+        for k, t in cast("JsonStruct", b)[1].items():
             fields[k] = merge(fields.get(k), t)
         return ("struct", fields)
     if ta == tb == "array":
-        return ("array", merge(a[1], b[1]))
+        return ("array", merge(cast("JsonArray", a)[1], cast("JsonArray", b)[1]))
     return TEXT
 
 
-def _kind(t) -> str:
+def _kind(t: JsonType) -> str:
     return t[0] if isinstance(t, tuple) else t
 
 
-def _merge_decimals(a, b):
+def _merge_decimals(a: JsonDecimal, b: JsonDecimal) -> JsonType:
     scale = max(a[2], b[2])
     integral = max(a[1] - a[2], b[1] - b[2])
     return FLOAT if integral + scale > MAX_PRECISION else ("decimal", integral + scale, scale)
 
 
-def canonical(t):
+def canonical(t: JsonType | None) -> JsonType | None:
     """The type after Spark drops what holds no value (canonicalizeType with dropFieldIfAllNull): None for a field
     that is never a column."""
     if isinstance(t, tuple) and t[0] == "array":
         inner = canonical(t[1])
         return None if inner is None else ("array", inner)
     if isinstance(t, tuple) and t[0] == "struct":
-        fields = {k: c for k, x in t[1].items() if k and (c := canonical(x)) is not None}
+        fields: dict[str, JsonType | None] = {k: c for k, x in t[1].items() if k and (c := canonical(x)) is not None}
         return ("struct", fields) if fields else None
     return t
 
 
-def column_type(t) -> ColumnType | None:
+def column_type(t: JsonType | None) -> ColumnType | None:
     """The column `run` makes of a top-level field of type `t` (schema/spark/infer.py from_spark_type: an object
     or array is its JSON text); None: no column."""
     t = canonical(t)
@@ -104,11 +109,12 @@ def column_type(t) -> ColumnType | None:
         return None
     kind = _kind(t)
     if kind == "decimal":
-        return ColumnType.decimal(t[1], t[2])
+        decimal = cast("JsonDecimal", t)  # its kind says so
+        return ColumnType.decimal(decimal[1], decimal[2])
     return {LONG: BIGINT, FLOAT: DOUBLE, BOOL: BOOLEAN}.get(kind, STRING)
 
 
-def is_text(t) -> bool:
+def is_text(t: JsonType | None) -> bool:
     """Does a field of type `t` become a STRING column of plain values (not an object's or array's JSON text)?"""
     return canonical(t) == TEXT
 

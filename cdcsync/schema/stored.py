@@ -26,10 +26,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from cdcsync.schema.model import DATA, DECLARED, HINT, ColumnSchema, TableSchema
 from cdcsync.schema.spark_json import column_type, is_text, utf16
 from cdcsync.schema.types import STRING, Kind, parse_type
+
+if TYPE_CHECKING:
+    from cdcsync.config.model import MaskConfig
+    from cdcsync.schema.infer import SchemaInferrer, _Col, _Table
 
 # a Hudi column name (schema/spark/columns.py NAME, which imports pyspark): letters, digits, _ (not first a digit)
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -49,7 +54,7 @@ class RunRules:
     vote_all: bool = False  # [schema] on_type_conflict = "dead-letter": every new column's type is voted, not only keys
 
 
-def stored(inferrer, rules: RunRules | None = None) -> tuple[dict[str, TableSchema], list[str]]:
+def stored(inferrer: SchemaInferrer, rules: RunRules | None = None) -> tuple[dict[str, TableSchema], list[str]]:
     """(the tables as `run` creates them from the changes `inferrer` saw (a SchemaInferrer), notes on where and why
     they differ from what the values show)."""
     rules = rules or RunRules()
@@ -99,7 +104,7 @@ def stored(inferrer, rules: RunRules | None = None) -> tuple[dict[str, TableSche
     return out, notes
 
 
-def _column(as_string: bool, t, c, col: ColumnSchema, from_rows: bool,
+def _column(as_string: bool, t: _Table, c: _Col, col: ColumnSchema, from_rows: bool,
             vote: bool) -> tuple[ColumnSchema | None, str | None]:
     """(one column as the run stores it (None: not a column yet), a note); `from_rows`: typed by the row images'
     values; `vote`: a new column whose type the run settles by a vote."""
@@ -130,7 +135,7 @@ def _column(as_string: bool, t, c, col: ColumnSchema, from_rows: bool,
     return replace(col, type=spark), note
 
 
-def _ordered(t, names: list[str], order: list[str] | None, from_key: list[str]) -> list[str]:
+def _ordered(t: _Table, names: list[str], order: list[str] | None, from_key: list[str]) -> list[str]:
     """The run's column order (module docstring)."""
     if t.env_names or t.hints:
         fixed = [n for n in [*from_key, *(t.env_names or t.hints)] if n in names]
@@ -144,7 +149,7 @@ def _ordered(t, names: list[str], order: list[str] | None, from_key: list[str]) 
     return sorted(names, key=lambda n: (rank[paths[n][0]], [utf16(p) for p in paths[n][1:]]))
 
 
-def masked(tables: dict[str, TableSchema], masks: list) -> dict[str, TableSchema]:
+def masked(tables: dict[str, TableSchema], masks: list[MaskConfig]) -> dict[str, TableSchema]:
     """The tables as run stores them under [[mask]]: a masked column's type and nullability what the mask writes (the
     inferrer kept its values out of examples and messages). A mask names target tables, and infer-schema's tables
     may be source tables: a column any mask names is masked."""

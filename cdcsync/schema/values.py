@@ -10,6 +10,7 @@ import binascii
 import datetime as dt
 import re
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from cdcsync.schema.types import (
     BIGINT,
@@ -51,7 +52,7 @@ def integer_type(v: int) -> ColumnType:
     return DECIMAL_38_0 if len(str(abs(v))) <= MAX_PRECISION else STRING
 
 
-def classify(v) -> ColumnType | None:
+def classify(v: Any) -> ColumnType | None:  # Any: the dispatch on type(v) below is one mypy cannot narrow by
     """Type of one JSON (or decoded Python) value; None for null."""
     t = type(v)
     if t is str:
@@ -135,7 +136,7 @@ def decimal_type(d: Decimal) -> ColumnType | None:
     return ColumnType.decimal(max(len(digits), -exp), -exp)
 
 
-def exact_decimal_type(v) -> ColumnType | None:
+def exact_decimal_type(v: object) -> ColumnType | None:
     """DECIMAL(p,s) of a number or numeric text as written, None when it is not a finite number."""
     if isinstance(v, bool):
         return None
@@ -151,7 +152,7 @@ def exact_decimal_type(v) -> ColumnType | None:
     return None
 
 
-def seen_type_for(declared: ColumnType, v) -> ColumnType | None:
+def seen_type_for(declared: ColumnType, v: object) -> ColumnType | None:
     """The type `v` shows when read as `declared` would read it: exact decimals, numbers and booleans in strings.
 
     A declared type parses strings (Flink's JSON format does the same), so strings are read as text here.
@@ -171,7 +172,7 @@ def seen_type_for(declared: ColumnType, v) -> ColumnType | None:
     return classify(v)
 
 
-def fits(declared: ColumnType, v) -> bool:
+def fits(declared: ColumnType, v: object) -> bool:
     """Does `declared` read `v` without loss?"""
     if declared.kind is Kind.STRING or v is None:
         return True
@@ -179,7 +180,7 @@ def fits(declared: ColumnType, v) -> bool:
     return widen(seen, declared) == declared
 
 
-def text_type(v, text: bool, primitive_as_string: bool) -> ColumnType | None:
+def text_type(v: object, text: bool, primitive_as_string: bool) -> ColumnType | None:
     """Type of a data value under the format's value convention and the primitive_as_string option."""
     if v is None:
         return None

@@ -8,12 +8,19 @@ is brought up to date after a schema change too, for engines that read the metas
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cdcsync import jvm_errors
 from cdcsync.errors import ConfigError, SinkError
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from cdcsync.config.model import CatalogConfig
+
 
 class Catalog:
-    def __init__(self, spark, cfg):
+    def __init__(self, spark: SparkSession, cfg: CatalogConfig) -> None:
         """`cfg`: the config's [catalog]; the session must have been built with its settings (engine.session)."""
         if spark.conf.get("spark.sql.catalogImplementation", "in-memory") != "hive":
             raise ConfigError("[catalog] needs a session with Spark's Hive catalog, and this one was built without",

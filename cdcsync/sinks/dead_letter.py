@@ -8,14 +8,21 @@ crash) keeps one row. `cdcsync dead-letter replay` re-ingests rows and sets `rep
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import __version__
 from cdcsync import columns as C
+from cdcsync.config.model import dead_letter_path as path_for
 from cdcsync.sinks import hudi
-from cdcsync.sinks.dead_letter_view import KEY, path_for
+from cdcsync.sinks.dead_letter_view import KEY
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from cdcsync.config.model import Config
 
 HEADERS_TYPE = "array<struct<key:string,value:binary>>"
 META_REPLAY_INSTANT = hudi.META_PREFIX + "replayed_into"  # on a marking commit: the main table's instant
@@ -29,7 +36,7 @@ SHARED_OPTIONS = ("hoodie.write.concurrency.", "hoodie.write.lock.", "hoodie.cle
                   "hoodie.cleaner.policy.failed.writes", "hoodie.metadata.")
 
 
-def spec_for(cfg) -> hudi.TableSpec:
+def spec_for(cfg: Config) -> hudi.TableSpec:
     shared = {k: v for k, v in cfg.sink.options.items() if k.startswith(SHARED_OPTIONS)}
     return hudi.TableSpec(
         path=path_for(cfg), table_name=f"{cfg.sink.table_name}_dead_letter", table_type="COPY_ON_WRITE",
@@ -59,7 +66,7 @@ def rows(bad: DataFrame, batch_id: int, table: str) -> DataFrame:
     )
 
 
-def write(cfg, bad: DataFrame, batch_id: int) -> None:
+def write(cfg: Config, bad: DataFrame, batch_id: int) -> None:
     spec = spec_for(cfg)
     out = rows(bad, batch_id, cfg.sink.table_name)
     spark = bad.sparkSession
@@ -72,11 +79,11 @@ def write(cfg, bad: DataFrame, batch_id: int) -> None:
                                  hudi.META_DL_REASONS: json.dumps(reasons, sort_keys=True)}, sum(reasons.values()))
 
 
-def exists(spark, cfg) -> bool:
+def exists(spark: SparkSession, cfg: Config) -> bool:
     return hudi.table_exists(spark, path_for(cfg))
 
 
-def read(spark, cfg) -> DataFrame:
+def read(spark: SparkSession, cfg: Config) -> DataFrame:
     """The table's rows without Hudi's meta columns; columns added later (headers) read as NULL from old tables."""
     df = spark.read.format("hudi").load(path_for(cfg))
     df = df.select(*[c for c in df.columns if not c.startswith(C.HOODIE_PREFIX) or c == hudi.DELETED])
@@ -96,7 +103,7 @@ def as_kafka_rows(dl: DataFrame) -> DataFrame:
     )
 
 
-def mark_replayed(cfg, chosen: DataFrame, count: int, replay_instant: str, batch_id: int) -> None:
+def mark_replayed(cfg: Config, chosen: DataFrame, count: int, replay_instant: str, batch_id: int) -> None:
     """Upsert the `count` chosen rows back with replayed = true; same key and ordering value, so the new image
     wins."""
     marked = (chosen.withColumn("replayed", F.lit(True))

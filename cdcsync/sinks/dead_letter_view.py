@@ -6,10 +6,21 @@ re-ingests the records through the sync loop, and as a pyarrow expression for `l
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from cdcsync import storage
 from cdcsync.config.model import dead_letter_path as path_for
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyspark.sql import Column
+
+    from cdcsync.config.model import Config
+
+    _Expr = TypeVar("_Expr", Column, pc.Expression)  # a predicate's two renderings: checked as each
 
 PREVIEW_BYTES = 200
 # what `show` prints of a record; `list` reads only the coordinates, the reason and the dates
@@ -45,7 +56,7 @@ class Selection:
             out.append(("replayed", "not true", None))
         return out
 
-    def condition(self):
+    def condition(self) -> Column:
         """The predicates as a Spark column."""
         from pyspark.sql import functions as F
 
@@ -54,7 +65,7 @@ class Selection:
             c &= _render(F.col(name), op, value, lambda col: col.isNull())
         return c
 
-    def expression(self):
+    def expression(self) -> pc.Expression:
         """The predicates as a pyarrow compute expression."""
         import pyarrow.compute as pc
 
@@ -64,20 +75,21 @@ class Selection:
         return c
 
 
-def _render(col, op: str, value, is_null):
+def _render(col: _Expr, op: str, value: Any, is_null: Callable[[_Expr], _Expr]) -> _Expr:
     """One predicate over a Spark column or a pyarrow field: the two spell all but the null test alike."""
+    # a comparison with an operand of any type keeps the column's own type: the casts only say so
     if op == "in":
         return col.isin(value)
     if op == "not true":
         return (col == False) | is_null(col)  # noqa: E712 - a column comparison, not a truth test
     if op == ">=":
-        return col >= value
+        return cast("_Expr", col >= value)
     if op == "<=":
-        return col <= value
-    return col == value
+        return cast("_Expr", col <= value)
+    return cast("_Expr", col == value)
 
 
-def reason_counts(cfg, sel: Selection) -> list[dict]:
+def reason_counts(cfg: Config, sel: Selection) -> list[dict[str, Any]]:
     """Counts per (topic, partition, reason) with the offset span and when they were first / last seen."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -85,7 +97,9 @@ def reason_counts(cfg, sel: Selection) -> list[dict]:
     t = _read(cfg, sel, _COUNTED)
     if t is None or not t.num_rows:
         return []
-    t = t.append_column("replayed_n", pc.cast(pc.fill_null(t["replayed"], pa.scalar(False)), pa.int64()))
+    # a column filled stays a column (pyarrow-stubs also allow a scalar)
+    replayed = cast("pa.ChunkedArray[Any]", pc.fill_null(t["replayed"], pa.scalar(False)))
+    t = t.append_column("replayed_n", pc.cast(replayed, pa.int64()))
     g = t.group_by(["topic", "partition", "reason"]).aggregate([
         ("offset", "count"), ("replayed_n", "sum"), ("offset", "min"), ("offset", "max"), ("first_seen", "min"),
         ("first_seen", "max")]).sort_by([("topic", "ascending"), ("partition", "ascending"), ("reason", "ascending")])
@@ -96,7 +110,7 @@ def reason_counts(cfg, sel: Selection) -> list[dict]:
             .to_pylist()]
 
 
-def records(cfg, sel: Selection, limit: int | None = 20) -> list[dict]:
+def records(cfg: Config, sel: Selection, limit: int | None = 20) -> list[dict[str, Any]]:
     """The chosen records in log order, at most `limit`, each with a printable preview of its value."""
     t = _read(cfg, sel, _RECORD)
     if t is None:
@@ -118,7 +132,7 @@ def records(cfg, sel: Selection, limit: int | None = 20) -> list[dict]:
     return out
 
 
-def _read(cfg, sel: Selection, columns: tuple[str, ...]):
+def _read(cfg: Config, sel: Selection, columns: tuple[str, ...]) -> pa.Table | None:
     """The chosen rows of the dead-letter table (these columns), or None when the table was never written."""
     import pyarrow as pa
     from hudi import HudiReadOptions, HudiTableBuilder

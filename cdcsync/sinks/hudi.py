@@ -4,14 +4,21 @@ metadata, and reading those offsets back from the timeline (the only place a run
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from cdcsync import __version__, jvm_errors
 from cdcsync import columns as C
 from cdcsync.errors import SinkError
 from cdcsync.kafka.offsets import Gap, Offsets
 from cdcsync.sinks import compaction
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from cdcsync.config.model import Config
+    from cdcsync.kafka.offsets import GapJson
 
 META_PREFIX = "_cdcsync."  # hoodie.datasource.write.commitmeta.key.prefix is "_": such options land in the commit
 META_OFFSETS = META_PREFIX + "offsets"  # {"topic": {"partition": next_offset}}
@@ -57,7 +64,7 @@ class TableSpec:
     options: dict[str, str]
 
     @staticmethod
-    def from_config(cfg) -> TableSpec:
+    def from_config(cfg: Config) -> TableSpec:
         """The table a config's [sink] names."""
         sink = cfg.sink
         return TableSpec(path=sink.path, table_name=sink.table_name, table_type=sink.table_type,
@@ -102,7 +109,7 @@ def write_options(spec: TableSpec) -> dict[str, str]:
     return opts
 
 
-def keep_column_stats(spark, spec: TableSpec) -> TableSpec:
+def keep_column_stats(spark: SparkSession, spec: TableSpec) -> TableSpec:
     """`spec` for a committed table that has Hudi's column statistics index, unless [sink.options] say otherwise: a
     write with the index off drops it from the metadata table, and its readers' data skipping with it."""
     if COLUMN_STATS in spec.options:
@@ -128,7 +135,8 @@ def index_change(recorded: str | None, wanted: str) -> str | None:
     return f"its commits were written with {recorded}"
 
 
-def commit_metadata(batch_id: int, end: Offsets, replayed_from: Offsets | None, ledger: dict, schema: str,
+def commit_metadata(batch_id: int, end: Offsets, replayed_from: Offsets | None,
+                    ledger: dict[str, dict[str, int]], schema: str,
                     changes: list[str]) -> dict[str, Any]:
     """What a batch's commit carries: its end offsets (the resume point), or for a replay the range it re-applied
     (never a resume point); the batch id, ledger and schema; and the schema changes it applied, if any."""
@@ -140,7 +148,7 @@ def commit_metadata(batch_id: int, end: Offsets, replayed_from: Offsets | None, 
     return meta
 
 
-def data_loss_metadata(gaps: tuple[Gap, ...]) -> dict:
+def data_loss_metadata(gaps: tuple[Gap, ...]) -> dict[str, list[GapJson]]:
     """Beside commit_metadata: the offset gaps the run went past, if any (on_data_loss = "skip")."""
     return {META_DATA_LOSS: [g.to_json() for g in gaps]} if gaps else {}
 
@@ -167,19 +175,19 @@ SHUFFLES = ("hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallel
 ROWS_PER_TASK = 50_000
 
 
-def options_for(spec: TableSpec, spark, rows: int | None = None) -> dict[str, str]:
+def options_for(spec: TableSpec, spark: SparkSession, rows: int | None = None) -> dict[str, str]:
     """write_options for this session: Hudi's SHUFFLES as wide as `spark.sql.shuffle.partitions` (a task per
     ROWS_PER_TASK of a write of `rows`, when fewer), and SAME_JVM's on a local master; [sink.options] win over both."""
-    width = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    width = int(cast(str, spark.conf.get("spark.sql.shuffle.partitions")))  # Spark's default: 200
     if rows is not None:
         width = max(1, min(width, -(-rows // ROWS_PER_TASK)))
     own = dict.fromkeys(SHUFFLES, str(width))
-    if spark.sparkContext.master.startswith("local"):
+    if cast(str, spark.sparkContext.master).startswith("local"):  # a running session has its master
         own |= SAME_JVM
     return write_options(spec) | {k: v for k, v in own.items() if k not in spec.options}
 
 
-def write_batch(df, spec: TableSpec, metadata: dict[str, object], rows: int | None = None) -> str:
+def write_batch(df: DataFrame, spec: TableSpec, metadata: dict[str, object], rows: int | None = None) -> str:
     """Upsert `df` (with _hoodie_is_deleted; `rows` of them, when known) as one Hudi commit carrying `metadata`;
     returns the instant."""
     writer = df.write.format("hudi").options(**options_for(spec, df.sparkSession, rows))
@@ -197,18 +205,18 @@ def write_batch(df, spec: TableSpec, metadata: dict[str, object], rows: int | No
     return latest_instant(df.sparkSession, spec.path) or ""
 
 
-def snapshot(spark, path: str, columns: list[str]):
+def snapshot(spark: SparkSession, path: str, columns: list[str]) -> DataFrame:
     """The table's rows as a snapshot query reads them (a MERGE_ON_READ table's logs merged), these columns only."""
     return spark.read.format("hudi").load(path).select(*[f"`{c}`" for c in columns])
 
 
-def _meta_client(spark, path: str):
-    jvm = spark._jvm
+def _meta_client(spark: SparkSession, path: str) -> Any:
+    jvm: Any = spark._jvm  # py4j's view: set once a session exists
     conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(spark._jsc.hadoopConfiguration())
     return jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder().setConf(conf).setBasePath(path).build()
 
 
-def record_key_fields(spark, path: str) -> list[str]:
+def record_key_fields(spark: SparkSession, path: str) -> list[str]:
     """The key the table was created with ([] when there is no table or it has none)."""
     if not table_exists(spark, path):
         return []
@@ -216,13 +224,13 @@ def record_key_fields(spark, path: str) -> list[str]:
     return list(fields.get()) if fields.isPresent() else []
 
 
-def table_exists(spark, path: str) -> bool:
-    jvm = spark._jvm
+def table_exists(spark: SparkSession, path: str) -> bool:
+    jvm: Any = spark._jvm  # py4j's view: set once a session exists
     p = jvm.org.apache.hadoop.fs.Path(path.rstrip("/") + "/.hoodie/hoodie.properties")
-    return p.getFileSystem(spark._jsc.hadoopConfiguration()).exists(p)
+    return bool(p.getFileSystem(spark._jsc.hadoopConfiguration()).exists(p))
 
 
-def latest_instant(spark, path: str) -> str | None:
+def latest_instant(spark: SparkSession, path: str) -> str | None:
     if not table_exists(spark, path):
         return None
     tl = _meta_client(spark, path).getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
@@ -245,7 +253,7 @@ class Checkpoint(TypedDict):
     data_loss: tuple[Gap, ...]
 
 
-def last_checkpoint(spark, path: str) -> Checkpoint | None:
+def last_checkpoint(spark: SparkSession, path: str) -> Checkpoint | None:
     """The newest completed commit that carries cdcsync's offsets (compactions and clusterings carry none)."""
     for inst, md in _commits_newest_first(spark, path):
         raw = md.getMetadata(META_OFFSETS)
@@ -265,14 +273,14 @@ def last_checkpoint(spark, path: str) -> Checkpoint | None:
     return None
 
 
-def recorded_index(spark, path: str) -> str | None:
+def recorded_index(spark: SparkSession, path: str) -> str | None:
     """The index the newest commit that recorded one was written with (replays' commits too; compactions carry
     none); None when no commit did (a table of an earlier cdcsync, or none yet)."""
     return next((index for _, md in _commits_newest_first(spark, path) if (index := md.getMetadata(META_INDEX))),
                 None)
 
 
-def _commits_newest_first(spark, path: str):
+def _commits_newest_first(spark: SparkSession, path: str) -> Iterator[tuple[Any, Any]]:
     """(instant, commit metadata) of the table's completed commits, newest first; none when there is no table."""
     if not table_exists(spark, path):
         return
@@ -283,7 +291,7 @@ def _commits_newest_first(spark, path: str):
         yield inst, tl.readCommitMetadata(inst)
 
 
-def pending_compactions(spark, path: str) -> list[str]:
+def pending_compactions(spark: SparkSession, path: str) -> list[str]:
     """The instants of the compaction plans requested or inflight on the table at `path`."""
     if not table_exists(spark, path):
         return []
@@ -291,7 +299,7 @@ def pending_compactions(spark, path: str) -> list[str]:
     return [pending.get(i).requestedTime() for i in range(pending.size())]
 
 
-def complete_pending_compactions(spark, path: str) -> list[str]:
+def complete_pending_compactions(spark: SparkSession, path: str) -> list[str]:
     """Run the compactions a killed writer left requested or inflight (inline compaction only runs on a write, so
     a run with nothing to read would leave them pending); returns their instants."""
     instants = pending_compactions(spark, path)

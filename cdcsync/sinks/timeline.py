@@ -13,6 +13,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cdcsync import storage
 from cdcsync.kafka.offsets import Gap, Offsets
@@ -60,7 +61,7 @@ class Commit:
         """The offset gaps the run had gone past by this commit (each commit carries them all)."""
         return [Gap.from_json(g) for g in self.meta_json(hudi.META_DATA_LOSS) or []]
 
-    def meta_json(self, key: str):
+    def meta_json(self, key: str) -> Any:
         raw = self.extra.get(key)
         return json.loads(raw) if raw else None
 
@@ -78,7 +79,7 @@ def read_only_mount(path: str | None) -> Path | None:
         return None
 
 
-def instants(table_path: str, files: storage.Files | None = None) -> list[Instant]:
+def instants(table_path: str, files: storage.Listing | None = None) -> list[Instant]:
     """Every instant on the active timeline, oldest requested first; empty when there is no table."""
     folder = table_path.rstrip("/") + "/.hoodie/timeline"
     out = []

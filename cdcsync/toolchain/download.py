@@ -12,6 +12,7 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO, Protocol, Self
 
 from cdcsync.errors import ToolchainError
 from cdcsync.exit_codes import ExitCode
@@ -19,6 +20,14 @@ from cdcsync.toolchain.jars import Jar, manifest
 
 DEFAULT_REPOSITORY = "https://repo1.maven.org/maven2"
 _CHUNK = 1 << 20
+
+
+class Progress(Protocol):
+    """What fetch() tells about its transfers: PlainProgress and BarProgress below."""
+
+    def begin(self, jar: Jar, url: str) -> None: ...
+
+    def advance(self, n: int) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -36,7 +45,7 @@ def sha1_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def fetch(dest: Path, repository: str = DEFAULT_REPOSITORY, progress=None) -> list[Outcome]:
+def fetch(dest: Path, repository: str = DEFAULT_REPOSITORY, progress: Progress | None = None) -> list[Outcome]:
     """Make `dest` hold exactly-verified copies of every manifest jar; `progress` sees each transfer."""
     progress = progress or PlainProgress(quiet=True)
     dest.mkdir(parents=True, exist_ok=True)
@@ -55,7 +64,7 @@ def fetch(dest: Path, repository: str = DEFAULT_REPOSITORY, progress=None) -> li
     return outcomes
 
 
-def _download(jar: Jar, url: str, final: Path, progress) -> tuple[bool, int]:
+def _download(jar: Jar, url: str, final: Path, progress: Progress) -> tuple[bool, int]:
     """(went on from a .part file, bytes transferred); the .part becomes `final` once its SHA-1 matches."""
     part = final.with_name(final.name + ".part")
     resumed, fetched = _transfer(url, part, jar, progress)
@@ -74,7 +83,7 @@ def _download(jar: Jar, url: str, final: Path, progress) -> tuple[bool, int]:
     return resumed, fetched
 
 
-def _transfer(url: str, part: Path, jar: Jar, progress) -> tuple[bool, int]:
+def _transfer(url: str, part: Path, jar: Jar, progress: Progress) -> tuple[bool, int]:
     """Append to `part` from where it stops (a server that ignores Range restarts it); (resumed, bytes)."""
     offset = part.stat().st_size if part.exists() else 0
     if offset >= jar.size:  # as long as the jar or longer: nothing to go on from
@@ -90,7 +99,7 @@ def _transfer(url: str, part: Path, jar: Jar, progress) -> tuple[bool, int]:
     return resumed, fetched
 
 
-def _open(url: str, offset: int, jar: Jar):
+def _open(url: str, offset: int, jar: Jar) -> tuple[BinaryIO, bool]:
     """(readable stream, whether it starts at `offset`)."""
     parsed = urllib.parse.urlparse(url)
     if parsed.scheme == "file":
@@ -128,13 +137,13 @@ def _not_served(url: str, jar: Jar, why: str) -> ToolchainError:
 class PlainProgress:
     """A line per jar on stderr (not a terminal, or --json)."""
 
-    def __init__(self, quiet: bool = False):
+    def __init__(self, quiet: bool = False) -> None:
         self.quiet = quiet
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         pass
 
     def begin(self, jar: Jar, url: str) -> None:
@@ -148,7 +157,7 @@ class PlainProgress:
 class BarProgress:
     """One progress bar on a terminal's stderr: bytes of the jars fetched so far, the current jar's name beside it."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
@@ -156,11 +165,11 @@ class BarProgress:
                             console=Console(stderr=True), transient=True)
         self.task = self.bar.add_task("jars", total=0)
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         self.bar.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.bar.stop()
 
     def begin(self, jar: Jar, url: str) -> None:

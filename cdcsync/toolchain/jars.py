@@ -161,7 +161,7 @@ def pyspark_version() -> str:
     assert version is not None and version.loader is not None  # a .py path always has a source loader
     module = importlib.util.module_from_spec(version)
     version.loader.exec_module(module)
-    return module.__version__
+    return str(module.__version__)  # pyspark/version.py sets a str; the checker sees a module attribute
 
 
 def version_lines(cdcsync_version: str) -> list[str]:

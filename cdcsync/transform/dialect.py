@@ -3,12 +3,17 @@ written back as the user wrote them (transform/sql.py parses with it and renders
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ErrorLevel
 
+if TYPE_CHECKING:
+    from sqlglot import generator
 
-def _to_date(self, e: exp.TsOrDsToDate) -> str:
+
+def _to_date(self: generator.Generator, e: exp.TsOrDsToDate) -> str:
     """to_date as written: sqlglot drops a format equal to Spark's default (yyyy-MM-dd), which casts leniently
     where the format parses strictly."""
     if e.args.get("format"):

@@ -5,6 +5,7 @@ Spark's optimizer reads each field straight from its source column."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
 
 from pyspark.errors import AnalysisException, ParseException
 from pyspark.sql import Column, DataFrame
@@ -14,11 +15,16 @@ from cdcsync import columns as C
 from cdcsync.errors import ConfigError
 from cdcsync.transform.sql import STRUCT, Bound, Transform
 
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from pyspark.sql import SparkSession
+
 KEEP = C.KEEP  # the WHERE's verdict on the row's image (True without a WHERE)
 FAILED = C.TRANSFORM_FAILED  # what the SELECT could not compute for the row (ANSI mode), else NULL
 
 
-def ansi(spark) -> bool:
+def ansi(spark: SparkSession) -> bool:
     """Is the session in ANSI mode, where a cast that cannot convert fails the query?"""
     return str(spark.conf.get("spark.sql.ansi.enabled", "false")).lower() == "true"
 
@@ -47,13 +53,14 @@ def rows(df: DataFrame, tf: Transform, bound: Bound, view: list[str], carried: l
 class _checked:
     """Spark's analysis of the SELECT (names, functions, types: what sqlglot cannot know) as a config error."""
 
-    def __init__(self, tf: Transform):
+    def __init__(self, tf: Transform) -> None:
         self.tf = tf
 
-    def __enter__(self):
+    def __enter__(self) -> _checked:
         return self
 
-    def __exit__(self, kind, e, tb):
+    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
         if isinstance(e, AnalysisException | ParseException):
             first = str(e).strip().splitlines()[0]
             raise ConfigError(f"{self.tf.path}: {self.tf.key}: Spark cannot run it: {first}",

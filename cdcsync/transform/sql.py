@@ -13,6 +13,7 @@ import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import sqlglot
 from sqlglot import exp
@@ -132,11 +133,17 @@ class Bound:
     failures: tuple[tuple[str, str], ...] = ()
 
 
+class _Refuse(Protocol):
+    """parse's `refuse`: the ConfigError naming the config key, with its facts (column=, function=)."""
+
+    def __call__(self, what: str, hint: str, **facts: Any) -> ConfigError: ...
+
+
 def parse(sql: str, *, key: str, path: str, primary_key: list[str] | None, ordering_field: str | None,
           partition_by: list[str]) -> Transform:
     """`sql` checked: one row-by-row, deterministic SELECT from `source` that passes the key and ordering columns
     through and produces the partition columns. Raises ConfigError (exit 78) naming `key`."""
-    def refuse(what: str, hint: str, **facts) -> ConfigError:
+    def refuse(what: str, hint: str, **facts: Any) -> ConfigError:
         return ConfigError(f"{path}: {key}: {what}", hint=hint, file=path, key=key, **facts)
 
     select = _select(_SRC.sub(VIEW, sql), refuse)
@@ -191,7 +198,7 @@ def _unsupported(node: exp.Expr) -> str:
     return worst.sql_name() if isinstance(worst, exp.Func) else worst.key.upper()
 
 
-def _select(text: str, refuse) -> exp.Select:
+def _select(text: str, refuse: _Refuse) -> exp.Select:
     """The one SELECT of `text`, without a clause that would relate one row to others."""
     try:
         statements = [s for s in sqlglot.parse(text, read=SparkAsWritten) if s is not None]
@@ -213,7 +220,7 @@ def _select(text: str, refuse) -> exp.Select:
     return select
 
 
-def _view_names(select: exp.Select, refuse) -> set[str]:
+def _view_names(select: exp.Select, refuse: _Refuse) -> set[str]:
     """The names the view goes by in `select` (`source`, and its alias)."""
     frm = select.args.get("from_")
     table = frm.this if frm else None
@@ -226,7 +233,7 @@ def _view_names(select: exp.Select, refuse) -> set[str]:
     return {VIEW, table.alias} - {""}
 
 
-def _row_by_row(node: exp.Expr, select: exp.Select, refuse) -> None:
+def _row_by_row(node: exp.Expr, select: exp.Select, refuse: _Refuse) -> None:
     """Refuses `node` when it relates rows (aggregate, window, generator, subquery) or is not deterministic."""
     what = next((w for t, w in _ROW_BY_ROW.items() if isinstance(node, t)), None)
     if isinstance(node, exp.Anonymous) and node.name.lower() in _GENERATOR_NAMES:
@@ -243,7 +250,7 @@ def _row_by_row(node: exp.Expr, select: exp.Select, refuse) -> None:
                      "metadata_columns)", function=written)
 
 
-def _outputs(select: exp.Select, view_names: set[str], refuse) -> list[Output]:
+def _outputs(select: exp.Select, view_names: set[str], refuse: _Refuse) -> list[Output]:
     out: list[Output] = []
     for item in select.expressions:
         node = item.this if isinstance(item, exp.Alias) else item

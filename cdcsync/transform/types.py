@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
@@ -26,6 +26,9 @@ from cdcsync.errors import ConfigError
 from cdcsync.schema.model import DECLARED, KAFKA, TRANSFORM, ColumnSchema, TableSchema
 from cdcsync.schema.types import ColumnType, parse_type
 from cdcsync.transform.sql import VIEW, Transform
+
+if TYPE_CHECKING:
+    from sqlglot.optimizer.annotate_types import TypeAnnotator
 
 # [source] metadata_columns: the view's name of each and its Spark type (as Spark's Kafka source types them)
 META: dict[str, tuple[str, str]] = {m: (C.METADATA[m], t) for m, t in {
@@ -124,9 +127,8 @@ def project(table: TableSchema, transform: Transform, metadata: list[str],
             out[t.name] = ColumnSchema(t.name, unseen[t.passes], origin=DECLARED)
         elif t.passes in meta:
             always = t.passes not in {META[m][0] for m in _MAY_BE_NULL}
-            out[t.name] = ColumnSchema(t.name, vocabulary(meta[t.passes]), nullable=not always,
-                                       samples=table.records if always else 0, origin=KAFKA,
-                                       spark_type=meta[t.passes])
+            out[t.name] = ColumnSchema(t.name, vocabulary(meta[t.passes]), nullable=not always, origin=KAFKA,
+                                       samples=table.records if always else 0, spark_type=meta[t.passes])
         else:  # computed: nullable, as a function of nullable columns (or a failed conversion) is
             out[t.name] = ColumnSchema(t.name, vocabulary(t.spark_type), origin=TRANSFORM, computed=t.sql,
                                        spark_type=t.spark_type)
@@ -157,7 +159,7 @@ MAX_PRECISION, MIN_ADJUSTED_SCALE = 38, 6
 _BASE = Spark.EXPRESSION_METADATA
 
 
-def _t(node: exp.Expression) -> exp.DataType:
+def _t(node: exp.Expr) -> exp.DataType:
     return node.type or exp.DataType.build("unknown")
 
 
@@ -178,7 +180,7 @@ def _adjusted(p: int, s: int) -> exp.DataType:
     return _decimal(MAX_PRECISION, max(MAX_PRECISION - digits, min(s, MIN_ADJUSTED_SCALE)))
 
 
-def _integer_literal(node: exp.Expression) -> int | None:
+def _integer_literal(node: exp.Expr) -> int | None:
     """The value of an integer literal as Spark reads one (-2, 1L, 1S are literals), else None."""
     if isinstance(node, exp.Paren):
         return _integer_literal(node.this)
@@ -192,7 +194,7 @@ def _integer_literal(node: exp.Expression) -> int | None:
     return None
 
 
-def _as_decimal(node: exp.Expression, exact_literal: bool) -> tuple[int, int] | None:
+def _as_decimal(node: exp.Expr, exact_literal: bool) -> tuple[int, int] | None:
     """(precision, scale) of an operand widened to a decimal (an integer literal with its own digits when
     `exact_literal`, as DecimalPrecision beside a decimal); None for an inexact one."""
     t = _t(node)
@@ -204,7 +206,7 @@ def _as_decimal(node: exp.Expression, exact_literal: bool) -> tuple[int, int] | 
     return None
 
 
-def _arithmetic(self, e: exp.Expression) -> exp.Expression:
+def _arithmetic(self: TypeAnnotator, e: exp.Expr) -> exp.Expr:
     left, right = e.this, e.expression
     kinds = {_t(left).this, _t(right).this}
     if D.UNKNOWN in kinds:
@@ -244,7 +246,7 @@ def _integer(v: int) -> exp.DataType | exp.DType:
         if digits <= MAX_PRECISION else D.DOUBLE
 
 
-def _literal(self, e: exp.Literal) -> exp.Expression:
+def _literal(self: TypeAnnotator, e: exp.Literal) -> exp.Expr:
     if e.is_string:
         return _default(self, e)
     text = e.this
@@ -262,7 +264,7 @@ def _literal(self, e: exp.Literal) -> exp.Expression:
     return e
 
 
-def _common(self, e: exp.Expression, nodes: list[exp.Expression]) -> exp.Expression:
+def _common(self: TypeAnnotator, e: exp.Expr, nodes: list[exp.Expr]) -> exp.Expr:
     """Spark's common type of the values a COALESCE, CASE, IF, GREATEST … chooses from (findWiderCommonType)."""
     types = [_t(n) for n in nodes]
     if any(t.this == D.UNKNOWN for t in types):
@@ -291,7 +293,7 @@ def _common(self, e: exp.Expression, nodes: list[exp.Expression]) -> exp.Express
     return _default(self, e)
 
 
-def _array(self, e: exp.Array) -> exp.Expression:
+def _array(self: TypeAnnotator, e: exp.Array) -> exp.Expr:
     if not e.expressions:
         return _default(self, e)
     element = _common(self, e, e.expressions).type
@@ -299,8 +301,8 @@ def _array(self, e: exp.Array) -> exp.Expression:
                           exp.DataType(this=D.ARRAY, expressions=[element], nested=True))
 
 
-def _rounded(self, e: exp.Expression, value: exp.Expression, scale: exp.Expression | None,
-             keeps_integral: bool) -> exp.Expression:
+def _rounded(self: TypeAnnotator, e: exp.Expr, value: exp.Expr, scale: exp.Expr | None,
+             keeps_integral: bool) -> exp.Expr:
     """ROUND / BROUND (`keeps_integral`: an integer stays one) and FLOOR / CEIL with a scale: Spark's RoundBase."""
     t = _t(value)
     if t.this == D.UNKNOWN:
@@ -323,7 +325,7 @@ def _rounded(self, e: exp.Expression, value: exp.Expression, scale: exp.Expressi
     return self._set_type(e, _decimal(min(digits + s2, MAX_PRECISION), s2))
 
 
-def _floor_ceil(self, e: exp.Floor | exp.Ceil) -> exp.Expression:
+def _floor_ceil(self: TypeAnnotator, e: exp.Floor | exp.Ceil) -> exp.Expr:
     if e.args.get("decimals") is not None:
         return _rounded(self, e, e.this, e.args["decimals"], keeps_integral=False)
     t = _t(e.this)
@@ -335,7 +337,7 @@ def _floor_ceil(self, e: exp.Floor | exp.Ceil) -> exp.Expression:
     return self._set_type(e, D.BIGINT)
 
 
-def _function(self, e: exp.Anonymous) -> exp.Expression:
+def _function(self: TypeAnnotator, e: exp.Anonymous) -> exp.Expr:
     """Spark functions sqlglot parses as unknown ones."""
     name, args = e.name.lower(), e.expressions
     fixed = _FUNCTIONS.get(name)
@@ -359,11 +361,11 @@ _FUNCTIONS = {  # name → the type Spark 3.5 gives whatever the arguments
     "tinyint": "TINYINT", "binary": "BINARY", "decimal": "DECIMAL(10, 0)"}
 
 
-def _default(self, e: exp.Expression) -> exp.Expression:
+def _default(self: TypeAnnotator, e: exp.Expr) -> exp.Expr:
     """sqlglot's own Spark typing of `e`."""
     spec = _BASE.get(type(e)) or {}
     if spec.get("annotator"):
-        return spec["annotator"](self, e)
+        return cast("exp.Expr", spec["annotator"](self, e))  # sqlglot's annotators return the node they typed
     return self._set_type(e, spec.get("returns") or D.UNKNOWN)
 
 
@@ -382,8 +384,7 @@ _METADATA: dict[type[exp.Expr], dict[str, Any]] = {
         self, e, e.expressions[2::2] + (e.expressions[-1:] if len(e.expressions) % 2 == 0 else []))},
     exp.Array: {"annotator": _array},
     exp.Round: {"annotator": lambda self, e: _rounded(self, e, e.this, e.args.get("decimals"), keeps_integral=True)},
-    exp.Floor: {"annotator": _floor_ceil},
-    exp.Ceil: {"annotator": _floor_ceil},
+    **{k: {"annotator": _floor_ceil} for k in (exp.Floor, exp.Ceil)},
     exp.Anonymous: {"annotator": _function},
     exp.Neg: {"annotator": lambda self, e: self._set_type(e, _integer(-int(e.this.this))) if isinstance(
         e.this, exp.Literal) and e.this.is_int else _default(self, e)},  # Spark reads -2147483648 as one INT

@@ -9,8 +9,10 @@ names a schema id the registry does not know, or does not decode with its schema
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import reduce
+from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -60,7 +62,8 @@ def with_envelope(df: DataFrame, schemas: AvroSchemas) -> DataFrame:
     return _decoded(df, C.RAW_VALUE, schemas, C.ENVELOPE, _envelope)
 
 
-def _decoded(df: DataFrame, raw: str, schemas: AvroSchemas, out: str, build) -> DataFrame:
+def _decoded(df: DataFrame, raw: str, schemas: AvroSchemas, out: str,
+             build: Callable[[Column, str], Column]) -> DataFrame:
     """df with `out` = build(record, writer schema) of each record of the bytes column `raw`, NULL for a tombstone
     or bad bytes. Each writer schema's from_avro is a column of its own, read by the next projection: Spark copies
     an expression into every place that uses it, and the record is used once per field."""
@@ -110,14 +113,14 @@ def _source(src: Column | None, present: set[str]) -> Column:
     return F.struct(text("db"), text("schema"), text("table"), text("ts_ms", "long"), *map(text, SOURCE_FIELDS))
 
 
-def _expanded(schema: str) -> str | list | dict:
+def _expanded(schema: str) -> str | list[Any] | dict[str, Any]:
     """The schema with every named type written out where it is used (a record's is a dict)."""
     from fastavro import parse_schema
 
     return parse_schema(parse(schema), expand=True, _write_hint=False)
 
 
-def _fields(record: str | list | dict) -> dict:
+def _fields(record: str | list[Any] | dict[str, Any]) -> dict[str, Any]:
     """{name: field} of a record type, or of the record in a ["null", record] union."""
     if isinstance(record, list):
         record = next((b for b in record if isinstance(b, dict)), {})

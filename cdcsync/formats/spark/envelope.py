@@ -13,6 +13,7 @@ Output columns (every format):
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame
@@ -67,7 +68,7 @@ def _invalid_json(text: Column) -> Column:
     return F.when(is_object(text), bad_object).otherwise(~F.coalesce(one_value, F.lit(False)))
 
 
-def _in(op: Column, values) -> Column:
+def _in(op: Column, values: Iterable[str]) -> Column:
     return op.isin(*sorted(values))
 
 
@@ -214,7 +215,7 @@ def debezium_avro(df: DataFrame, schemas: avro.AvroSchemas) -> DataFrame:
     return _debezium_changes(df, lambda name: F.col(C.ENVELOPE)[name], bytes_)
 
 
-def _debezium_changes(df: DataFrame, read, body: _Bytes) -> DataFrame:
+def _debezium_changes(df: DataFrame, read: Callable[[str], Column], body: _Bytes) -> DataFrame:
     """The change stream of decoded Debezium envelopes (`_e`): read(name) is one of the envelope's fields."""
     V = v.DEBEZIUM
     op = read(V.op_field)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -36,11 +38,11 @@ class Col:
     encoding: str = PLAIN
     scale: int = 0  # DBZ_DECIMAL only (also when type is STRING because precision > 38)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @staticmethod
-    def from_json(d: dict) -> Col:
+    def from_json(d: dict[str, Any]) -> Col:
         return Col(**d)
 
 
@@ -48,7 +50,7 @@ def schema_to_json(cols: list[Col]) -> str:
     return json.dumps([c.to_json() for c in cols], separators=(",", ":"))
 
 
-def schema_from_json(text: str | list | None) -> list[Col]:
+def schema_from_json(text: str | list[dict[str, Any]] | None) -> list[Col]:
     if not text:
         return []
     data = json.loads(text) if isinstance(text, str) else text
@@ -109,7 +111,7 @@ def base64_bytes(text: Column) -> Column:
     return F.when(text.rlike(_BASE64), F.unbase64(text))
 
 
-def _let(value: Column, body) -> Column:
+def _let(value: Column, body: Callable[[Column], Column]) -> Column:
     """body(value) with value computed once: Spark copies a Column into every place it is used, so nested reuse
     multiplied (one Connect decimal was a 318 KB expression, and a wide table's projection exhausted the heap)."""
     return F.transform(F.array(value), body)[0]
@@ -140,7 +142,8 @@ def _hex_twos_complement(hx: Column) -> Column:
     def byte(i: Column) -> Column:
         return F.conv(hx.substr(i * 2 + 1, F.lit(2)), 16, 10).cast("int")
 
-    def fold(read) -> Column:  # every partial sum fits DECIMAL(38,0) up to 15 bytes (16 may reach 39 digits)
+    # every partial sum fits DECIMAL(38,0) up to 15 bytes (16 may reach 39 digits)
+    def fold(read: Callable[[Column], Column]) -> Column:
         return F.aggregate(F.sequence(F.lit(0), n - 1), F.lit(0).cast("decimal(38,0)"),
                            lambda acc, i: (acc * 256 + read(i)).cast("decimal(38,0)"))
 

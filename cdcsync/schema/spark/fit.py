@@ -9,6 +9,8 @@ full way. Known columns are the table's, or, for a table's first batch, those in
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -18,12 +20,15 @@ from cdcsync.formats.vocabulary import CHANGE_OPS
 from cdcsync.schema.spark.columns import NAME, PLAIN, Col
 from cdcsync.schema.spark.infer import infer_batch_columns
 
+if TYPE_CHECKING:
+    from cdcsync.config.model import Config
+
 SAMPLE_ROWS = 10_000  # rows a table's first batch infers its columns from before the check over all of them
 # the types Spark's JSON inference gives schemaless values (DECIMAL only for integers past BIGINT: not kept)
 _CHECKABLE = ("BIGINT", "DOUBLE", "BOOLEAN", "STRING")
 
 
-def kept_columns(env: DataFrame, cfg, table: list[Col]) -> list[Col] | None:
+def kept_columns(env: DataFrame, cfg: Config, table: list[Col]) -> list[Col] | None:
     """The columns to try this batch with, or None when the batch must be inferred the full way: a format whose
     rows may carry their schema, or a [schema]/[source] option that reshapes the inferred columns."""
     s = cfg.source

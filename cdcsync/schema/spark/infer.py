@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -33,6 +34,10 @@ from cdcsync.schema.spark.columns import (
 )
 from cdcsync.schema.types import parse_type, widen
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import DataType
+
 # How Debezium carries each logical type on the wire; the column *type* comes from formats.debezium_types,
 # the one mapping infer-schema uses too.
 _DBZ_ENCODING = {
@@ -54,7 +59,7 @@ _DBZ_ENCODING = {
 MAX_SCALE = 38  # Spark's largest decimal precision; a Debezium scale beyond it is junk
 
 
-def debezium_field(f: dict) -> Col:
+def debezium_field(f: dict[str, Any]) -> Col:
     """One Kafka Connect schema field → Col. Types docs/formats.md lists as kept as strings stay STRING."""
     name, logical = f["field"], f.get("name")
     if not isinstance(name, str):
@@ -85,7 +90,7 @@ def from_debezium_schema(schema_text: str) -> list[Col] | None:
     return None
 
 
-def from_spark_type(name: str, dt) -> Col:
+def from_spark_type(name: str, dt: DataType) -> Col:
     from pyspark.sql import types as T
 
     if isinstance(dt, (T.LongType, T.IntegerType, T.ShortType, T.ByteType)):
@@ -162,7 +167,7 @@ def _key_columns(rows: DataFrame, names: list[str]) -> list[Col]:
     return [from_spark_type(n, types[n]) for n in names if n in types]
 
 
-def _json_fields(text: DataFrame) -> dict:
+def _json_fields(text: DataFrame) -> dict[str, DataType]:
     """{name: Spark type} inferred over the JSON objects of `text`'s one column, every record read."""
     spark = text.sparkSession
     # only objects: Spark's reader would unwrap an array image into columns, or add _corrupt_record for a scalar
@@ -193,8 +198,10 @@ def _debezium_versions(rows: DataFrame) -> list[tuple[int, list[Col] | None]]:
     return [(h, from_debezium_schema(text)) for text, h in found]
 
 
-def _as_strings(spark, df: DataFrame):
-    enc = spark._jvm.org.apache.spark.sql.Encoders.STRING()
+def _as_strings(spark: SparkSession, df: DataFrame) -> Any:
+    jvm = spark._jvm
+    assert jvm is not None  # set from the session's start (pyspark asserts the same)
+    enc = jvm.org.apache.spark.sql.Encoders.STRING()
     return getattr(df._jdf, "as")(enc)
 
 

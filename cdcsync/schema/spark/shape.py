@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -17,8 +19,13 @@ from cdcsync.schema.options import FLATTEN_SEP as SEP
 from cdcsync.schema.spark.columns import JSON_TEXT, ONE_PARSE, Col
 from cdcsync.schema.spark.infer import BatchColumns, from_spark_type, infer_batch_columns
 
+if TYPE_CHECKING:
+    from pyspark.sql.types import DataType, StructType
 
-def batch_columns(env: DataFrame, cfg) -> tuple[DataFrame, BatchColumns]:
+    from cdcsync.config.model import Config
+
+
+def batch_columns(env: DataFrame, cfg: Config) -> tuple[DataFrame, BatchColumns]:
     """(env, with row images flattened when asked, the batch's columns). Types are inferred from the rows as
     they came (JSON kinds intact); the flattened rows only feed the typed-row step, which reads values as text.
     Schema versions keep their own columns: typed_row casts each to the table's (shaped) type."""
@@ -83,7 +90,7 @@ def flatten(env: DataFrame) -> tuple[DataFrame, dict[str, list[Col]]]:
     return env, leaves
 
 
-def _as_text(struct):
+def _as_text(struct: StructType) -> StructType:
     """The same nesting with every leaf read as its JSON text."""
     from pyspark.sql import types as T
 
@@ -91,7 +98,7 @@ def _as_text(struct):
                                        else T.StringType()) for f in struct.fields])
 
 
-def _nested_schema(env: DataFrame):
+def _nested_schema(env: DataFrame) -> StructType | None:
     """Spark's JSON inference over the batch's object row images, with the options infer_batch_columns uses."""
     spark = env.sparkSession
     text = env.where(F.col(C.OP).isin(*CHANGE_OPS) & is_object(F.col(C.ROW))).select(C.ROW)
@@ -105,7 +112,7 @@ def _nested_schema(env: DataFrame):
     return schema if schema.fields else None
 
 
-def _leaves(struct, prefix: tuple):
+def _leaves(struct: StructType, prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], DataType]]:
     """(path, type) of every non-object value; an object's fields instead of the object (empty ones dropped)."""
     from pyspark.sql import types as T
 
@@ -119,8 +126,8 @@ def _leaves(struct, prefix: tuple):
             yield path, f.dataType
 
 
-def _check_collisions(paths: list[tuple]) -> None:
-    seen: dict[str, tuple] = {}
+def _check_collisions(paths: list[tuple[str, ...]]) -> None:
+    seen: dict[str, tuple[str, ...]] = {}
     for p in paths:
         name = SEP.join(p)
         if name in seen:
