@@ -20,7 +20,7 @@ from bench.floor import ENVELOPE
 def main(bootstrap: str, topic: str, path: str, table_type: str) -> dict:
     from pyspark.sql import functions as F
 
-    from cdcsync.engine.session import build_session
+    from cdcsync.runtime.session import build_session
 
     t0 = time.monotonic()
     spark = build_session(f"bench-bound-{table_type.lower()}", "local[2]")

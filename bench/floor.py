@@ -17,7 +17,7 @@ ENVELOPE = f"before STRUCT<{ROW}>, after STRUCT<{ROW}>, op STRING, ts_ms BIGINT"
 def main(bootstrap: str, topic: str, out: str, master: str = "local[2]") -> dict:
     from pyspark.sql import functions as F
 
-    from cdcsync.engine.session import build_session
+    from cdcsync.runtime.session import build_session
 
     t0 = time.monotonic()
     spark = build_session("bench-parquet-floor", master)

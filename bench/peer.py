@@ -24,7 +24,7 @@ def main(bootstrap: str, topic: str, path: str, table_type: str, max_offsets: st
     a trigger interval instead of availableNow, the job running until SIGTERM (the freshness run)."""
     from pyspark.sql import functions as F
 
-    from cdcsync.engine.session import build_session
+    from cdcsync.runtime.session import build_session
 
     t0 = time.monotonic()
     spark = build_session(f"bench-peer-{table_type.lower()}", "local[2]")

@@ -1,6 +1,6 @@
 """Every column name a batch carries on its way to the table, spelled once.
 
-A batch flows one way: decoded (formats/spark/) → typed (schema/spark/) → classified (engine/classify.py, the
+A batch flows one way: decoded (formats/spark/) → typed (schema/spark/) → classified (stages/classify.py, the
 ledger) → the write set (sinks/). Each stage adds the columns listed under it here and reads those of the stages
 before; the working columns one step adds and drops again are listed with it. tests/unit/test_columns.py keeps
 every other module of cdcsync/ free of these names as string literals.
@@ -65,29 +65,29 @@ CORRUPT_RECORD = "_corrupt_record"  # Spark's JSON reader's column for text it c
 FIRST = "_first"  # schema/spark/infer.py: the first record of each type variant
 HASH = "_hash"  # schema/spark/infer.py
 
-# The classified batch (engine/classify.py, ledger.py): one class per record, the reason of a bad one.
+# The classified batch (stages/classify.py, ledger.py): one class per record, the reason of a bad one.
 CLASS = "_class"  # upserted, deleted, skipped or bad
 REASON = "_reason"
 REASON_DETAIL = "_reason_detail"
-TRUNCATED_AT = "_truncated_at"  # engine/truncate.py: where a truncate of the record's table came
+TRUNCATED_AT = "_truncated_at"  # stages/truncate.py: where a truncate of the record's table came
 KEEP = "_keep"  # transform/spark.py: the WHERE's verdict on the row's image (True without a WHERE)
 TRANSFORM_FAILED = "_transform_failed"  # transform/spark.py: what the SELECT could not compute (ANSI), else NULL
 VIEW = "_v"  # transform/: the struct the bound expressions read the view's columns from
 
-# The write set (sinks/hudi.py, engine/newest.py, deletes.py, unavailable.py).
+# The write set (sinks/hudi.py, stages/newest.py, deletes.py, unavailable.py).
 ORDER = "_cdc_order"  # the table's ordering value: the change's place in its source's log
 HOODIE_PREFIX = "_hoodie_"  # Hudi's own columns
 DELETED = "_hoodie_is_deleted"  # Hudi's delete flag
 SOFT_DELETED = "_cdc_deleted"  # soft deletes: the flag readers filter on
 MARKER_KEY = "_cdc_key"  # a delete marker's key: JSON of the key columns, so a widened key type still matches
-MARKED_KEY = "_m_key"  # engine/deletes.py: the marker's key while it is joined
-MARKED_ORDER = "_m_order"  # engine/deletes.py
-HELD = "_held"  # engine/newest.py, unavailable.py: the value the table holds
+MARKED_KEY = "_m_key"  # stages/deletes.py: the marker's key while it is joined
+MARKED_ORDER = "_m_order"  # stages/deletes.py
+HELD = "_held"  # stages/newest.py, unavailable.py: the value the table holds
 HELD_AT = "_held_at"
 NEWEST = "_newest"
 UNAVAILABLE_PARTITION = "_unavailable_tp"  # "topic/partition" carried while TOAST placeholders are filled
-PREVIOUS_PREFIX = "_prev_"  # engine/unavailable.py: a column's earlier value
-UNRESOLVED = "_unresolved"  # engine/unavailable.py
+PREVIOUS_PREFIX = "_prev_"  # stages/unavailable.py: a column's earlier value
+UNRESOLVED = "_unresolved"  # stages/unavailable.py
 
 # The dead letters (sinks/dead_letter.py).
 SEEN = "_seen"

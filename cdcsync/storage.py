@@ -38,7 +38,7 @@ def local_path(path: str) -> Path:
 
 
 class Listing(Protocol):
-    """What lists a folder: `Files`, or the Spark session's Hadoop file systems (engine.compactor.HadoopFiles)."""
+    """What lists a folder: `Files`, or the Spark session's Hadoop file systems (runtime.compactor.HadoopFiles)."""
 
     def entries(self, directory: str) -> dict[str, bool]: ...
 

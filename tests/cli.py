@@ -67,7 +67,7 @@ def run_killed(*args, fault: str | None = None, kill_on: str | None = None, dela
                timeout: float = 300) -> tuple[int, str]:
     """(exit code, stderr) of `cdcsync ARGS…` run to its end, or SIGKILLed `delay` s after the first stderr line
     holding `kill_on`, with its JVM (its process group: a killed Python parent's JVM would finish the writes in
-    flight); `fault`: a CDCSYNC_FAULT crash point (engine/faults.py)."""
+    flight); `fault`: a CDCSYNC_FAULT crash point (runtime/faults.py)."""
     import signal
     import time
 

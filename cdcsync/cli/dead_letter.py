@@ -93,7 +93,7 @@ def replay(config: Path = _CONFIG, reason: list[str] = _REASON, topic: str = _TO
                    err=True)
         raise typer.Exit(int(ExitCode.USAGE))
     from cdcsync.config import load_config
-    from cdcsync.engine.session import for_config
+    from cdcsync.runtime.session import for_config
 
     cfg = load_config(config)  # exits 78 before Spark starts
     spark = for_config(cfg, "dead-letter")

@@ -57,6 +57,6 @@ def _session() -> SparkSession:
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    from cdcsync.engine.session import build_session
+    from cdcsync.runtime.session import build_session
 
     return build_session("cdcsync-decrypt", "local[1]", {})

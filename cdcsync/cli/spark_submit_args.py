@@ -24,8 +24,8 @@ def spark_submit_args(
     import shlex
 
     from cdcsync.config import load_config
-    from cdcsync.engine.session import submit_args
     from cdcsync.reporting import emit_json
+    from cdcsync.runtime.session import submit_args
 
     args = submit_args(load_config(config))
     if json_out:

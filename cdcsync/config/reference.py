@@ -214,7 +214,7 @@ KEYS: dict[str, dict[str, tuple[str, str]]] = {
     },
     'spark': {
         'master': ('`local[*]`', 'Spark master (`local[2]`, `local-cluster[2,1,1024]`, `spark://…`, `yarn`)'),
-        'spark.*': ('see `cdcsync/engine/session.py`', 'any Spark configuration, e.g. `"spark.driver.memory" = "4g"`'),
+        'spark.*': ('see `cdcsync/runtime/session.py`', 'any Spark configuration, e.g. `"spark.driver.memory" = "4g"`'),
     },
     'storage': {
         'endpoint': ('AWS', 'the S3 endpoint URL, e.g. `"http://minio:9000"` (`http://` turns TLS off)'),

@@ -17,8 +17,6 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import columns as C
-from cdcsync.engine import classify, masking
-from cdcsync.engine.classified import classify_batch
 from cdcsync.engine.model import (
     BatchInput,
     BatchResult,
@@ -27,8 +25,6 @@ from cdcsync.engine.model import (
     TableContext,
     TableState,
 )
-from cdcsync.engine.typed import DecodedBatch, typed_batch
-from cdcsync.engine.write_set import commit
 from cdcsync.formats import vocabulary
 from cdcsync.formats.spark.envelope import decode_envelope
 from cdcsync.formats.spark.upserts import with_upserts
@@ -38,6 +34,10 @@ from cdcsync.kafka.header_filter import parse as parse_header_filter
 from cdcsync.schema.spark import fit
 from cdcsync.schema.spark.infer import BatchColumns
 from cdcsync.sinks import hudi
+from cdcsync.stages import classify, masking
+from cdcsync.stages.classified import classify_batch
+from cdcsync.stages.typed import DecodedBatch, typed_batch
+from cdcsync.stages.write_set import commit
 
 if TYPE_CHECKING:
     from cdcsync.config.model import Config, SourceConfig

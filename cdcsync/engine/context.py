@@ -9,11 +9,11 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from cdcsync.config.model import Config
-    from cdcsync.engine.compactor import Compactor
     from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, OnBad, TableState
     from cdcsync.formats.spark.avro import WriterSchemas
     from cdcsync.kafka.spark_source import RangeReads
     from cdcsync.reporting import Reporter
+    from cdcsync.runtime.compactor import Compactor
     from cdcsync.sinks import hudi
 
 

@@ -135,7 +135,7 @@ class OnBad(Protocol):
 
 
 class Compacting(Protocol):
-    """A table's background compactor (engine/compactor.py), as a write sees it."""
+    """A table's background compactor (runtime/compactor.py), as a write sees it."""
 
     def before_write(self) -> None: ...
     def poke(self) -> None: ...

@@ -14,11 +14,7 @@ from pyspark import StorageLevel
 from cdcsync import jvm_errors, storage
 from cdcsync.config.model import routed_path
 from cdcsync.engine import routing
-from cdcsync.engine.bad_records import BadRecords
 from cdcsync.engine.batch import decode, sync_table
-from cdcsync.engine.compactor import Compactor
-from cdcsync.engine.faults import maybe_crash
-from cdcsync.engine.lock import WriterLock, multi_writer_configured
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, OnBad, TableState
 from cdcsync.engine.progress import DONE, WRITING, Isolation
 from cdcsync.errors import CdcsyncError, ConfigError, SourceError
@@ -27,10 +23,14 @@ from cdcsync.formats.spark.avro import AvroSchemas, WriterSchemas
 from cdcsync.kafka import view
 from cdcsync.kafka.spark_source import RangeReads
 from cdcsync.kafka.view import KafkaView
+from cdcsync.runtime.compactor import Compactor
+from cdcsync.runtime.faults import maybe_crash
+from cdcsync.runtime.lock import WriterLock, multi_writer_configured
 from cdcsync.schema.spark.columns import schema_from_json
 from cdcsync.sinks import dead_letter, hudi
 from cdcsync.sinks.catalog import Catalog
 from cdcsync.sinks.compaction import ASYNC, compaction_mode
+from cdcsync.stages.bad_records import BadRecords
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -69,7 +69,7 @@ class Pipeline:
     @property
     def spark(self) -> SparkSession:
         if self._spark is None:
-            from cdcsync.engine.session import for_config
+            from cdcsync.runtime.session import for_config
 
             self._spark = for_config(self.cfg, "" if self.mode is CommitMode.PIPELINE else "replay")
         if not self._protected:
@@ -78,7 +78,7 @@ class Pipeline:
             if self.cfg.catalog:  # opened now: a metastore that cannot be opened stops the run before any batch
                 self._catalog = Catalog(self._spark, self.cfg.catalog)
             if self.cfg.masks:  # salts and keys stay out of every plan Spark prints or records
-                from cdcsync.engine.masking import protect_plans
+                from cdcsync.stages.masking import protect_plans
 
                 protect_plans(self._spark, self.cfg.masks)
         return self._spark

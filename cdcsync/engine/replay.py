@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cdcsync.engine import checkpoint
-from cdcsync.engine.bad_records import BadRecords
-from cdcsync.engine.lock import ConcurrentWriterError, WriterLock, multi_writer_configured
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.planning import batch_budget, plan_end
@@ -31,6 +29,8 @@ from cdcsync.kafka.replay_spec import (
     replay_range,
     resolve_replay_spec,
 )
+from cdcsync.runtime.lock import ConcurrentWriterError, WriterLock, multi_writer_configured
+from cdcsync.stages.bad_records import BadRecords
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -36,9 +36,8 @@ from pyspark.sql import functions as F
 from cdcsync import columns as C
 from cdcsync import jvm_errors
 from cdcsync.config.model import routed_path
-from cdcsync.engine import checkpoint, drops, ledger, masking, truncate
+from cdcsync.engine import checkpoint
 from cdcsync.engine.batch import Route, sync_table
-from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import BatchInput, BatchResult, table_failure
 from cdcsync.engine.progress import Isolation, Progress
 from cdcsync.engine.sync import with_write_retries
@@ -46,9 +45,11 @@ from cdcsync.errors import ConfigError, SinkError
 from cdcsync.formats import vocabulary
 from cdcsync.formats.vocabulary import CHANGE_OPS
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.runtime.faults import maybe_crash
 from cdcsync.schema.spark.columns import NAME
 from cdcsync.schema.spark.evolution import ColumnChange
 from cdcsync.sinks import hudi
+from cdcsync.stages import drops, ledger, masking, truncate
 
 if TYPE_CHECKING:
     from pyspark import SparkContext

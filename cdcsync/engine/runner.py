@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from cdcsync.config.model import dead_letter_path, routed_path
 from cdcsync.engine import checkpoint, routing
-from cdcsync.engine.compactor import Compactions
-from cdcsync.engine.metrics import RunMetrics
 from cdcsync.engine.model import BatchInput, BatchResult
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.planning import batch_budget, plan_end, seconds
 from cdcsync.engine.progress import DONE, Isolated, Isolation
-from cdcsync.engine.session import service_conf
 from cdcsync.engine.sync import Summary, idle, sync
 from cdcsync.errors import ConfigError, SourceError
 from cdcsync.kafka.offsets import Gap, Offsets, lost_ranges
 from cdcsync.kafka.view import KafkaView, lost, resolve_start, retriable
+from cdcsync.runtime.compactor import Compactions
+from cdcsync.runtime.metrics import RunMetrics
+from cdcsync.runtime.session import service_conf
 from cdcsync.sinks import hudi
 from cdcsync.sinks.compaction import ASYNC, INLINE, compaction_mode
 

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from cdcsync import storage
 from cdcsync.config.model import dead_letter_path, routed_path
-from cdcsync.engine import lock
 from cdcsync.engine.checkpoint import ROUTES_PROGRESS_FILE
 from cdcsync.engine.progress import Isolation, Progress
 from cdcsync.kafka.offsets import GapJson, Offsets
+from cdcsync.runtime import lock
 from cdcsync.sinks import hudi, timeline
 
 if TYPE_CHECKING:

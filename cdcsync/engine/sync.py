@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from cdcsync.engine import bad_records
-from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import TALLIES, BatchInput, BatchResult
 from cdcsync.errors import SinkError
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.runtime.faults import maybe_crash
 from cdcsync.sinks import timeline
+from cdcsync.stages import bad_records
 
 if TYPE_CHECKING:
     from cdcsync.engine.context import PipelineContext

@@ -48,7 +48,7 @@ class DebeziumDecoder:
         if not isinstance(op, str) or not (op in V.upsert or op in V.delete or op in V.skip):
             raise BadRecord(v.BAD_OP, f"unknown Debezium op {op!r}")
         if op in V.skip:
-            return skip(V.skip[op], table, ts_ms)  # truncate: applied after decoding (engine/truncate.py)
+            return skip(V.skip[op], table, ts_ms)  # truncate: applied after decoding (stages/truncate.py)
         before, after = doc.get(V.old_row), doc.get(V.row)
         for name, image in ((V.old_row, before), (V.row, after)):
             if image is not None and not isinstance(image, dict):

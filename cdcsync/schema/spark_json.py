@@ -124,7 +124,7 @@ _NON_NUMERIC = frozenset({"NaN", "+INF", "+Infinity", "Infinity", "-INF", "-Infi
 
 def vote(counts: list[int], v: Any) -> None:
     """Count `v` into [BIGINT, DOUBLE, BOOLEAN] when Spark's from_json reads it as that type (the run's vote on a
-    new key column's type, engine/type_conflicts.py): an integer within BIGINT; any number, or the text of NaN or
+    new key column's type, stages/type_conflicts.py): an integer within BIGINT; any number, or the text of NaN or
     an infinity; true or false."""
     t = type(v)
     if t is int:

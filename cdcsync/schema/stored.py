@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 # a Hudi column name (schema/spark/columns.py NAME, which imports pyspark): letters, digits, _ (not first a digit)
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# a new column's type the run settles by a vote, and the narrower types that can win it (engine/type_conflicts.py)
+# a new column's type the run settles by a vote, and the narrower types that can win it (stages/type_conflicts.py)
 _NARROWER = {"STRING": ("BIGINT", "DOUBLE", "BOOLEAN"), "DOUBLE": ("BIGINT",)}
 _VOTE = {"BIGINT": 0, "DOUBLE": 1, "BOOLEAN": 2}  # the narrower type's place in _Col.votes
 

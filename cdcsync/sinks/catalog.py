@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 class Catalog:
     def __init__(self, spark: SparkSession, cfg: CatalogConfig) -> None:
-        """`cfg`: the config's [catalog]; the session must have been built with its settings (engine.session)."""
+        """`cfg`: the config's [catalog]; the session must have been built with its settings (runtime.session)."""
         if spark.conf.get("spark.sql.catalogImplementation", "in-memory") != "hive":
             raise ConfigError("[catalog] needs a session with Spark's Hive catalog, and this one was built without",
                               hint="let cdcsync build the session, or pass the settings `cdcsync spark-submit-args` "

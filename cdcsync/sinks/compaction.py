@@ -1,5 +1,5 @@
 """How a MERGE_ON_READ table compacts, and the Hudi write options that make it so. Async: each write only schedules
-a compaction plan (Hudi schedules one after N delta commits, and none while one is pending) and engine/compactor.py
+a compaction plan (Hudi schedules one after N delta commits, and none while one is pending) and runtime/compactor.py
 executes it in the background. One lock provider shared by the writer and the compactor (Hudi's
 InProcessLockProvider unless [sink.options] name one) serializes their commits.
 

@@ -29,7 +29,7 @@ META_SCHEMA_CHANGES = META_PREFIX + "schema_changes"  # the schema history: chan
 META_VERSION = META_PREFIX + "version"
 META_REPLAY = META_PREFIX + "replay"  # a replayed range: {"from": offsets, "to": offsets}; never a resume point
 META_ORDERING = META_PREFIX + "ordering"  # how _cdc_order is built; absent on tables of earlier versions
-# {source table: ordering value of its newest truncate}, carried by every later commit (engine/truncate.py)
+# {source table: ordering value of its newest truncate}, carried by every later commit (stages/truncate.py)
 META_TRUNCATED = META_PREFIX + "truncated"
 # where the batch's types came from: "rows" (their JSON values) or "schema" (a schema the records carried)
 META_TYPED_FROM = META_PREFIX + "typed_from"

@@ -41,7 +41,7 @@ _GENERATOR_NAMES = {"json_tuple", "inline_outer", "stack", "explode_outer", "pos
 # the SELECT's clauses as written, for messages (sqlglot's argument names otherwise)
 _CLAUSES = {"group": "GROUP BY", "order": "ORDER BY", "sort": "SORT BY", "cluster": "CLUSTER BY",
             "distribute": "DISTRIBUTE BY", "laterals": "LATERAL VIEW", "windows": "WINDOW", "with": "WITH"}
-# Hudi's and cdcsync's own columns (_unavailable_tp: engine/unavailable.py carries it beside the table's columns)
+# Hudi's and cdcsync's own columns (_unavailable_tp: stages/unavailable.py carries it beside the table's columns)
 _RESERVED = C.RESERVED_PREFIXES
 
 

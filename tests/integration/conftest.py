@@ -204,7 +204,7 @@ def produce_avro(bootstrap, registry):
 
 @pytest.fixture(scope="session")
 def spark():
-    from cdcsync.engine.session import build_session
+    from cdcsync.runtime.session import build_session
 
     session = build_session("cdcsync-tests", master="local[2]", conf={"spark.sql.shuffle.partitions": "2"})
     yield session

@@ -14,12 +14,12 @@ NAME = re.compile(r"_[a-z][a-z0-9]*(?:_[a-z0-9]+)*_?")  # how every name in colu
 # strings shaped like a column name that are not one: attributes, modules, folder and key suffixes, sqlglot aliases
 NOT_COLUMNS = {
     "cdcsync/engine/pipeline.py": {"_inner", "_lock"},  # its own attributes
-    "cdcsync/engine/session.py": {"_submit"},  # the package run by spark-submit
+    "cdcsync/runtime/session.py": {"_submit"},  # the package run by spark-submit
     "cdcsync/jvm_errors.py": {"_origin"},  # py4j's attribute
     "cdcsync/probe/net.py": {"_ssl", "_test_decode_cert"},  # CPython's attributes
     "cdcsync/toolchain/jars.py": {"_cdcsync_pyspark_version"},  # a module name
     "cdcsync/sinks/hudi.py": {"_cdcsync"},  # the commit metadata's key prefix ("_cdcsync.")
-    "cdcsync/engine/deletes.py": {"_cdcsync_delete_markers", "_cdcsync_deletes"},  # folder suffixes
+    "cdcsync/stages/deletes.py": {"_cdcsync_delete_markers", "_cdcsync_deletes"},  # folder suffixes
     "cdcsync/transform/types.py": {"_c"},  # positional aliases inside one sqlglot expression
 }
 

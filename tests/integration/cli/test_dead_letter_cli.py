@@ -41,7 +41,7 @@ def test_run_with_fail_exits_65_naming_the_first_bad_offset(small, bootstrap, tm
 def test_list_show_replay(small, spark, bootstrap, produce, tmp_path):
     from cdcsync.config import load_config
     from cdcsync.engine.dead_letter_replay import selected
-    from cdcsync.engine.lock import WriterLock
+    from cdcsync.runtime.lock import WriterLock
     from cdcsync.sinks.dead_letter_view import Selection, records
 
     topic, data, coords = small

@@ -9,8 +9,8 @@ import time
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from cdcsync.engine.metrics import LAST_SUCCESS
 from cdcsync.exit_codes import ExitCode
+from cdcsync.runtime.metrics import LAST_SUCCESS
 from tests import cli
 from tests.integration.engine.helpers import write_config
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from cdcsync.engine.metrics import LAST_SUCCESS
+from cdcsync.runtime.metrics import LAST_SUCCESS
 from devtools.local_kafka import free_port
 from tests import cli, promql
 from tests.integration.engine.helpers import write_config

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cdcsync.engine.lock import LOCK_FILE
 from cdcsync.exit_codes import ExitCode
+from cdcsync.runtime.lock import LOCK_FILE
 from tests import cli
 from tests.integration.engine.helpers import hudi_rs_rows, write_config
 

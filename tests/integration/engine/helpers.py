@@ -130,7 +130,7 @@ def operations(spark, path) -> list[str]:
 
 def marker_keys(spark, table_path: str) -> set[str]:
     """The keys [sink] deletes = "hard" left delete markers for, beside the table at `table_path`."""
-    from cdcsync.engine.deletes import KEY, markers_path
+    from cdcsync.stages.deletes import KEY, markers_path
 
     return {r[0] for r in spark.read.parquet(markers_path(table_path)).select(KEY).collect()}
 

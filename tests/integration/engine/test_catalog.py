@@ -20,7 +20,7 @@ pytestmark = pytest.mark.integration
 QUERY = """
 import json, sys
 from cdcsync.config import load_config
-from cdcsync.engine.session import build_session
+from cdcsync.runtime.session import build_session
 cfg = load_config(sys.argv[1])
 spark = build_session("catalog-query", "local[1]", cfg.catalog.spark_settings())
 rows = lambda q: [r.asDict() for r in spark.sql(q).collect()]

@@ -17,9 +17,9 @@ from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
 from cdcsync.config import load_config
-from cdcsync.engine.deletes import markers_path
 from cdcsync.engine.replay import Replayer
 from cdcsync.reporting import PlainReporter
+from cdcsync.stages.deletes import markers_path
 from tests.integration.engine.helpers import (
     both,
     by_key,
@@ -153,7 +153,7 @@ def marker_files(table: str) -> list[str]:
 
 
 def test_marker_files_are_consolidated_newest_per_key(spark, tmp_path, monkeypatch):
-    from cdcsync.engine import deletes
+    from cdcsync.stages import deletes
 
     monkeypatch.setattr(deletes, "CONSOLIDATE_AT", 2)
     cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "MERGE_ON_READ",
@@ -198,8 +198,8 @@ def test_a_runs_batch_writes_its_markers_unlooked_and_a_replay_looks_first(spark
 
 
 def test_an_earlier_versions_marker_table_is_moved_into_the_folder(spark, tmp_path):
-    from cdcsync.engine import deletes
     from cdcsync.sinks import hudi
+    from cdcsync.stages import deletes
 
     cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "COPY_ON_WRITE",
                                    **{"sink.primary_key": ["id"]}))
@@ -252,10 +252,10 @@ def test_a_first_load_skips_the_join_with_its_own_markers_and_a_later_batch_does
     they cover (test_newest's first load holds the final state): only later batches are joined with the folder."""
     from dataclasses import replace
 
-    from cdcsync.engine import deletes
     from cdcsync.engine.model import TableState
     from cdcsync.schema.spark.columns import Col
     from cdcsync.sinks import hudi
+    from cdcsync.stages import deletes
 
     spec = hudi.TableSpec(path=str(tmp_path / "t"), table_name="t", table_type="MERGE_ON_READ", primary_key=["id"],
                           partition_by=[], ordering_fields=[hudi.ORDER], options={})
@@ -286,7 +286,7 @@ def test_a_batch_reads_only_the_markers_at_least_as_new_as_its_oldest_change(spa
     """The folder grows with every key ever deleted; a batch of newer changes skips its older row groups, while a
     late change older than a delete still finds that delete's marker. Ordered by log position (text) or by a
     TIMESTAMP column, whose markers Spark writes as microseconds (INT96 has no statistics a filter reads)."""
-    from cdcsync.engine import deletes
+    from cdcsync.stages import deletes
 
     monkeypatch.setattr(deletes, "CONSOLIDATE_AT", 0)  # every append rewrites the folder as one sorted file
     monkeypatch.setattr(deletes, "ROW_GROUP", 1024)  # row groups of ~100 markers (Parquet checks every 100 rows)
@@ -331,7 +331,7 @@ def test_the_oldest_order_passes_exactly_through_python(spark):
     """The bound a batch reads markers from is its oldest ordering value exactly, whatever the type; a timestamp
     goes as microseconds (a datetime would pass through the local time zone), a type without an exact way gives
     none (every marker is read)."""
-    from cdcsync.engine.deletes import _oldest
+    from cdcsync.stages.deletes import _oldest
 
     df = spark.sql("SELECT * FROM VALUES "
                    "(TIMESTAMP'2026-11-01 05:30:00.123456', 3.1D, 12345678901234567890.123456789BD, 'b', 2L, "

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cdcsync.engine.masking import MASKED_TEXT
 from cdcsync.errors import DecodeError
+from cdcsync.stages.masking import MASKED_TEXT
 from tests.integration.engine.helpers import run_once, spark_rows, write_config
 
 pytestmark = pytest.mark.integration

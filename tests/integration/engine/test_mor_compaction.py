@@ -66,7 +66,7 @@ def test_batches_keep_committing_while_a_compaction_runs_in_the_background(spark
     it starts once two more batches have committed), and the table ends exact for Spark and hudi-rs."""
     import time
 
-    from cdcsync.engine.compactor import Compactor
+    from cdcsync.runtime.compactor import Compactor
     from cdcsync.sinks.hudi import _meta_client
 
     execute, started = Compactor._execute, []

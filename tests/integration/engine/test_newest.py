@@ -1,4 +1,4 @@
-"""Each key's newest change is chosen in Spark before Hudi sees the batch (engine/newest.py). A batch into a table
+"""Each key's newest change is chosen in Spark before Hudi sees the batch (stages/newest.py). A batch into a table
 with no commit yet is a bulk_insert: the table equals what upserts would have left — newest change per key by log
 position, not Kafka order; a key whose newest change is a delete has no row; a delete still leaves its marker. Later
 batches upsert one change per key, Hudi's own combine off, to the same final state."""
@@ -70,8 +70,8 @@ def test_a_first_load_is_a_bulk_insert_with_the_upserts_final_state(spark, tmp_p
 
 
 def test_a_large_upsert_writes_one_change_per_key_and_hudi_does_not_combine_again(spark, tmp_path):
-    from cdcsync.engine import newest
     from cdcsync.sinks import hudi
+    from cdcsync.stages import newest
 
     cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "MERGE_ON_READ",
                                    **{"sink.primary_key": ["id"]}))
@@ -114,8 +114,8 @@ def ordered_by_ver(tmp_path, table_type: str):
 
 
 def markers(spark, path: str) -> dict:
-    from cdcsync.engine.deletes import KEY, markers_path
     from cdcsync.sinks.hudi import ORDER
+    from cdcsync.stages.deletes import KEY, markers_path
 
     return {r[0]: r[1] for r in spark.read.parquet(markers_path(path)).select(KEY, ORDER).collect()}
 

@@ -19,9 +19,9 @@ import time
 import pytest
 
 from cdcsync.config import load_config
-from cdcsync.engine.lock import ConcurrentWriterError
 from cdcsync.engine.replay import Replayer
 from cdcsync.reporting import PlainReporter
+from cdcsync.runtime.lock import ConcurrentWriterError
 from cdcsync.sinks import hudi
 from tests.cli import cdcsync as cli
 from tests.fixtures import cdc_cases

@@ -14,8 +14,8 @@ import pytest
 
 from bench.tables import DB, SCHEMA, Tables, changes
 from cdcsync import storage
-from cdcsync.engine.compactor import HadoopFiles
-from cdcsync.engine.metrics import FAILURE_REASONS
+from cdcsync.runtime.compactor import HadoopFiles
+from cdcsync.runtime.metrics import FAILURE_REASONS
 from cdcsync.sinks import timeline
 from devtools.local_kafka import free_port
 from tests import cli

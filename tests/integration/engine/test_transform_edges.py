@@ -134,7 +134,7 @@ PART_SQL = ("SELECT id, name, amount, date_format(created_at, 'yyyy-MM') AS mont
 QUERY = """
 import json, sys
 from cdcsync.config import load_config
-from cdcsync.engine.session import build_session
+from cdcsync.runtime.session import build_session
 cfg = load_config(sys.argv[1])
 spark = build_session("catalog-query", "local[1]", cfg.catalog.spark_settings())
 print(json.dumps({"tables": sorted(t.name for t in spark.catalog.listTables("lake")),

@@ -133,7 +133,7 @@ class _Events:
 
 
 def _count_inferences(monkeypatch) -> list[int]:
-    from cdcsync.engine import typed
+    from cdcsync.stages import typed
 
     calls, real = [], typed.shape.batch_columns
 

@@ -7,13 +7,13 @@ from types import SimpleNamespace
 import pytest
 
 from cdcsync.config.model import RunConfig
-from cdcsync.engine.metrics import RunMetrics
 from cdcsync.engine.runner import KafkaBatches
 from cdcsync.engine.sync import Summary
 from cdcsync.errors import SourceError
 from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka.offsets import ABOVE_END, BELOW_EARLIEST, Gap, Offsets, lost_ranges
 from cdcsync.kafka.view import lost, resolve_start
+from cdcsync.runtime.metrics import RunMetrics
 from cdcsync.sinks import hudi, timeline
 
 

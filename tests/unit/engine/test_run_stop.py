@@ -8,12 +8,12 @@ import pytest
 from kafka.errors import KafkaTimeoutError
 
 from cdcsync.config.model import RunConfig
-from cdcsync.engine.metrics import RunMetrics
 from cdcsync.engine.runner import KafkaBatches
 from cdcsync.engine.sync import Summary
 from cdcsync.errors import SourceError
 from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.runtime.metrics import RunMetrics
 
 
 class _GrowingTopic:

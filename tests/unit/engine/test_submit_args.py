@@ -34,7 +34,7 @@ def test_a_secret_in_spark_settings_is_refused(tmp_path):
 
 
 def test_a_service_reserves_its_heap_at_start_unless_the_config_sizes_it():
-    from cdcsync.engine.session import service_conf
+    from cdcsync.runtime.session import service_conf
 
     assert service_conf({"master": "local[2]"})["spark.driver.extraJavaOptions"] == "-Xms2g -XX:+AlwaysPreTouch"
     got = service_conf({"spark.driver.memory": "6g", "spark.driver.extraJavaOptions": "-Dx=1"})
@@ -47,7 +47,7 @@ def test_an_embedded_metastore_keeps_its_java_option_beside_a_service_s_and_the_
     from dataclasses import replace
 
     from cdcsync.config import load_config
-    from cdcsync.engine.session import config_conf, service_conf
+    from cdcsync.runtime.session import config_conf, service_conf
 
     cfg = load_config(write(tmp_path, minimal() + f'\n[spark]\n"spark.driver.extraJavaOptions" = "-Duser=1"\n\n'
                                                   f'[catalog]\ndatabase = "db"\nmetastore_dir = "{tmp_path}/ms"\n'))

@@ -14,7 +14,6 @@ import pytest
 from cdcsync.config import load_config
 from cdcsync.config.model import RunConfig
 from cdcsync.engine import routing
-from cdcsync.engine.metrics import RunMetrics
 from cdcsync.engine.model import BatchInput, BatchResult
 from cdcsync.engine.progress import DONE, WRITING, Isolated, Isolation, Progress, backoff, error_line
 from cdcsync.engine.runner import KafkaBatches
@@ -22,6 +21,7 @@ from cdcsync.engine.sync import Summary
 from cdcsync.errors import ConfigError, LedgerError, SinkError
 from cdcsync.exit_codes import MEANING, ExitCode
 from cdcsync.kafka.offsets import BELOW_EARLIEST, Gap, Offsets
+from cdcsync.runtime.metrics import RunMetrics
 from tests.configs import minimal, write
 
 T0 = 1_800_000_000.0

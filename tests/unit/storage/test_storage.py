@@ -10,8 +10,8 @@ import pytest
 
 from cdcsync import storage
 from cdcsync.config import load_config
-from cdcsync.engine.lock import ConcurrentWriterError, WriterLock
 from cdcsync.errors import ConfigError
+from cdcsync.runtime.lock import ConcurrentWriterError, WriterLock
 from tests.configs import minimal, write
 
 
@@ -100,7 +100,7 @@ def test_the_s3_lock_admits_one_writer_and_a_dead_ones_lock_is_taken_over(s3, mo
         second.acquire("t")
     assert s3.get_object(Bucket="lake", Key="t_ckpt/writer.lock")["Body"].read() == body  # untouched
     # the holder dies (its pid no longer runs): the lock is taken over, and the old holder's heartbeat fails
-    monkeypatch.setattr("cdcsync.engine.lock.holder_alive", lambda info: info["pid"] == 4_000_000)
+    monkeypatch.setattr("cdcsync.runtime.lock.holder_alive", lambda info: info["pid"] == 4_000_000)
     second.acquire("t")
     assert second.holder()["what"] == "cdcsync replay-from-offset"
     with pytest.raises(ConcurrentWriterError, match="taken over"):

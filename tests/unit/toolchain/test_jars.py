@@ -117,8 +117,8 @@ def test_an_installed_copy_has_no_clone(monkeypatch, tmp_path):
 
 
 def test_spark_jars_without_any_folder_says_to_fetch(monkeypatch, tmp_path):
-    from cdcsync.engine.session import spark_jars
     from cdcsync.errors import ToolchainError
+    from cdcsync.runtime.session import spark_jars
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(jars, "CLONE_JARS", tmp_path / "none" / "jars")

@@ -113,7 +113,7 @@ def test_a_struct_field_and_a_lambda_are_typed():
 
 
 def test_metadata_columns_are_named_and_ordered_as_the_run_s_view():
-    from cdcsync.engine import typed
+    from cdcsync.stages import typed
 
     assert {m: name for m, (name, _) in META.items()} == C.METADATA
     metadata = ["offset", "key", "topic", "headers", "timestamp-type", "timestamp", "partition"]

@@ -5,9 +5,9 @@ import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from cdcsync.engine.metrics import RunMetrics
 from cdcsync.engine.model import BatchResult
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.runtime.metrics import RunMetrics
 from tests import cli
 
 

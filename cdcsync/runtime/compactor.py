@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from cdcsync.reporting import Reporter
 
-POOL = "cdcsync-compaction"  # the FAIR scheduler pool of the compactor's jobs (engine/fairscheduler.xml)
+POOL = "cdcsync-compaction"  # the FAIR scheduler pool of the compactor's jobs (runtime/fairscheduler.xml)
 _INDEX = ("hoodie.index.", "hoodie.bucket.index.", "hoodie.simple.index.", "hoodie.global.simple.index.",
           "hoodie.bloom.index.", "hoodie.record.index.")  # the writer's look-up of keys: not the compactor's
 BACKLOG_FACTOR = 2  # delta commits a running compaction may fall behind, in units of N, before writes wait for it

@@ -10,11 +10,11 @@ import time
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from cdcsync.engine import metrics as metrics_mod
-from cdcsync.engine.metrics import LAST_SUCCESS, RunMetrics, write_atomically
 from cdcsync.engine.model import BatchResult
 from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.runtime import metrics as metrics_mod
+from cdcsync.runtime.metrics import LAST_SUCCESS, RunMetrics, write_atomically
 from tests import cli
 
 

@@ -1,12 +1,12 @@
 """Which marker files a consolidation rewrites: the small ones, not a large file that outweighs them all, so a
-marker is rewritten a few times over its life rather than with every 32 batches (engine/deletes.py)."""
+marker is rewritten a few times over its life rather than with every 32 batches (stages/deletes.py)."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cdcsync.engine.deletes import to_merge
+from cdcsync.stages.deletes import to_merge
 
 
 def test_a_large_file_is_left_and_the_small_ones_are_merged():

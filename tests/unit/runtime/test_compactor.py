@@ -1,4 +1,4 @@
-"""MERGE_ON_READ compaction off the write path (engine/compactor.py, sinks/compaction.py): which mode a table's
+"""MERGE_ON_READ compaction off the write path (runtime/compactor.py, sinks/compaction.py): which mode a table's
 [sink.options] choose, the write options each mode needs, and the backlog bound of a background compaction."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from cdcsync.engine import compactor as compactor_module
-from cdcsync.engine.compactor import BACKLOG_FACTOR, Compactor
 from cdcsync.reporting import PlainReporter
+from cdcsync.runtime import compactor as compactor_module
+from cdcsync.runtime.compactor import BACKLOG_FACTOR, Compactor
 from cdcsync.sinks import compaction as C
 
 

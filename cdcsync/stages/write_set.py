@@ -15,13 +15,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import columns as C
-from cdcsync.engine import deletes, masking, newest, truncate, unavailable
-from cdcsync.engine.classified import ClassifiedBatch, Ledger
-from cdcsync.engine.faults import maybe_crash
 from cdcsync.engine.model import FILTERED, BatchResult, CommitMode, TableBatch
-from cdcsync.engine.typed import masked, meta_names, ordering_value
+from cdcsync.runtime.faults import maybe_crash
 from cdcsync.schema.spark.columns import schema_to_json
 from cdcsync.sinks import hudi
+from cdcsync.stages import deletes, masking, newest, truncate, unavailable
+from cdcsync.stages.classified import ClassifiedBatch, Ledger
+from cdcsync.stages.typed import masked, meta_names, ordering_value
 from cdcsync.transform import spark as transform
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def _metadata(job: TableBatch, classified: ClassifiedBatch, replay: bool) -> dic
 
 def _table_rows(df: DataFrame, job: TableBatch, classified: ClassifiedBatch) -> DataFrame:
     """The table's columns of each row. Rows that carry Debezium's unavailable value (their partition with them,
-    unavailable.PARTITION) keep it unmasked, to be filled (engine/unavailable.py)."""
+    unavailable.PARTITION) keep it unmasked, to be filled (stages/unavailable.py)."""
     cfg, typed = job.cfg, classified.typed
     carried = [unavailable.PARTITION] if unavailable.PARTITION in df.columns else []
     kept = F.coalesce(F.col(transform.KEEP), F.lit(True)) if transform.KEEP in df.columns else F.lit(True)

@@ -16,7 +16,6 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import columns as C
-from cdcsync.engine import classify, masking, type_conflicts, unavailable
 from cdcsync.engine.model import TableBatch, TableState
 from cdcsync.errors import ConfigError, SchemaError
 from cdcsync.formats.spark import position
@@ -25,6 +24,7 @@ from cdcsync.schema.spark.columns import Col, typed_row
 from cdcsync.schema.spark.evolution import ColumnChange, merge
 from cdcsync.schema.spark.infer import BatchColumns
 from cdcsync.sinks import hudi
+from cdcsync.stages import classify, masking, type_conflicts, unavailable
 
 if TYPE_CHECKING:
     from cdcsync.config.model import Config, MaskConfig
@@ -133,7 +133,7 @@ def view(cols: list[Col], masks: dict[str, MaskConfig], cfg: Config) -> list[Col
 
 
 def masked(value: Column, mask: MaskConfig | None, placeholder: str | None) -> Column:
-    """`value` masked (a placeholder, when given, passes unmasked: it is filled later, engine/unavailable.py)."""
+    """`value` masked (a placeholder, when given, passes unmasked: it is filled later, stages/unavailable.py)."""
     if mask is None:
         return value
     if placeholder is None:

@@ -16,13 +16,13 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import columns as C
-from cdcsync.engine import classify, drops, ledger, masking, truncate, type_conflicts, unavailable
 from cdcsync.engine.model import FILTERED, TableBatch
-from cdcsync.engine.typed import TypedBatch, meta_names, ordering_value, view
 from cdcsync.formats.spark import position
 from cdcsync.formats.spec import format_spec
 from cdcsync.schema.spark.columns import Col
 from cdcsync.sinks import hudi
+from cdcsync.stages import classify, drops, ledger, masking, truncate, type_conflicts, unavailable
+from cdcsync.stages.typed import TypedBatch, meta_names, ordering_value, view
 from cdcsync.transform import spark as transform
 from cdcsync.transform.sql import Bound, Transform
 

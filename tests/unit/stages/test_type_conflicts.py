@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from cdcsync.engine.type_conflicts import Policy, decide, majority_type
 from cdcsync.errors import SchemaError
 from cdcsync.schema.spark.columns import DBZ_TS_MS, Col
 from cdcsync.schema.spark.shape import _check_collisions, _expand
+from cdcsync.stages.type_conflicts import Policy, decide, majority_type
 
 
 def policy(key=("id",), declared=(), incompatible="fail", conflict="widen") -> Policy:

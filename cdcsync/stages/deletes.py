@@ -33,9 +33,9 @@ from pyspark.sql.types import (
 )
 
 from cdcsync import columns as C
-from cdcsync.engine import newest
 from cdcsync.engine.model import TableState
 from cdcsync.sinks import hudi
+from cdcsync.stages import newest
 
 if TYPE_CHECKING:
     from collections.abc import Callable

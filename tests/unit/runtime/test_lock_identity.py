@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-from cdcsync.engine.lock import local_holder_alive, process_identity
+from cdcsync.runtime.lock import local_holder_alive, process_identity
 
 
 def test_the_writer_itself_is_alive():

@@ -1,4 +1,4 @@
-"""The session cdcsync builds: PySpark's functions resolved once per gateway (engine/session.py)."""
+"""The session cdcsync builds: PySpark's functions resolved once per gateway (runtime/session.py)."""
 
 from __future__ import annotations
 

@@ -8,12 +8,12 @@ import datetime as dt
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from cdcsync.engine.compactor import Compactions
-from cdcsync.engine.metrics import FAILURE_REASONS, RunMetrics, failure_reason
 from cdcsync.engine.model import BatchResult, table_failure
 from cdcsync.engine.progress import Isolated, Isolation
 from cdcsync.errors import CdcsyncError, SchemaError, SinkError
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.runtime.compactor import Compactions
+from cdcsync.runtime.metrics import FAILURE_REASONS, RunMetrics, failure_reason
 
 
 def _series(m: RunMetrics, name: str) -> dict:
