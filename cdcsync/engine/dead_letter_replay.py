@@ -19,6 +19,7 @@ from cdcsync import columns as C
 from cdcsync.config.model import dead_letter_path
 from cdcsync.engine.model import BatchInput, BatchResult, CommitMode
 from cdcsync.engine.pipeline import Pipeline
+from cdcsync.engine.resume import resume_point
 from cdcsync.engine.sync import Summary, sync
 from cdcsync.kafka.offsets import Offsets
 from cdcsync.sinks import dead_letter, hudi
@@ -129,8 +130,7 @@ def _replay(pipe: Pipeline, still_bad: _StillBad, chosen: DataFrame, result: Dea
     state = pipe.table_state()
     if not state.spec.primary_key:  # a key inferred by an earlier run is in the table's own config
         state.spec = replace(state.spec, primary_key=hudi.record_key_fields(spark, cfg.sink.path))
-    last = hudi.last_checkpoint(spark, cfg.sink.path)
-    batch_id = last["batch_id"] if last else 0
+    batch_id = resume_point(spark, cfg).batch_id or 0  # numbered as the last batch done: a replay of it
     pipe.reporter.event("replay", table=cfg.sink.table_name, records=result.selected, messages=result.messages,
                         dead_letter=result.dead_letter_path)
     # every chosen message read back exactly once, checked before the commit (each row in one class: the ledger)

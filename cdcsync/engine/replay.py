@@ -154,15 +154,10 @@ class Replayer:
         self._started: str | None = None  # kept across a resume so progress.json shows the first start
 
     def _committed(self) -> Offsets | None:
-        if self.cfg.routes:  # routed runs keep one run-level record: a "writing" batch did not finish
-            from cdcsync.engine import routing
+        """Where the run stands (routed: every table not set aside), for --from/--to committed."""
+        from cdcsync.engine.resume import resume_point
 
-            rec = routing.read_progress(self.pipe.spark, self.cfg.run.checkpoint_dir)
-            return rec.standing.fresh if rec else None  # where every table not set aside stands
-        from cdcsync.sinks import hudi
-
-        last = hudi.last_checkpoint(self.pipe.spark, self.cfg.sink.path)
-        return last["offsets"] if last else None
+        return resume_point(self.pipe.spark, self.cfg).offsets
 
     def plan(self) -> Plan:
         """Resolve both bounds against the brokers now (Spark starts only for `committed`)."""

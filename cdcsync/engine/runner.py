@@ -20,7 +20,8 @@ from cdcsync.engine import checkpoint, routing
 from cdcsync.engine.model import BatchInput, BatchResult
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.planning import batch_budget, plan_end, seconds
-from cdcsync.engine.progress import DONE, Isolated, Isolation
+from cdcsync.engine.progress import Isolated, Isolation
+from cdcsync.engine.resume import resume_point
 from cdcsync.engine.sync import Summary, idle, sync
 from cdcsync.errors import ConfigError, SourceError
 from cdcsync.kafka.offsets import Gap, Offsets, lost_ranges
@@ -62,30 +63,16 @@ class KafkaBatches:
     def start(self) -> Summary:
         """Decide where the run starts and what the first batch id is; the run's summary, to count its batches."""
         cfg, spark = self.pipe.cfg, self.pipe.spark
-        self.redo_end: Offsets | None = None
-        last: tuple[Offsets, int] | None  # the last batch done: its end offsets, its id
-        if cfg.routes:  # many tables: the run-level progress record (see engine.progress)
-            rec = routing.read_progress(spark, cfg.run.checkpoint_dir)
-            done = rec is not None and rec.state == DONE
-            last = (rec.standing.fresh, rec.batch_id - (0 if done else 1)) if rec else None
-            self.redo_end = None if not rec or done else rec.end
-            self.data_loss = rec.data_loss if rec else ()
-            self.isolated = dict(rec.standing.tables) if rec else {}
-        else:
-            last_commit = self.pipe.first_checkpoint(cfg.sink.path)
-            last = (last_commit["offsets"], last_commit["batch_id"]) if last_commit else None
-            self.data_loss = last_commit["data_loss"] if last_commit else ()  # gaps earlier runs went past, carried on
-        recorded, how_recorded = (last[0] if last else None), None
-        if not recorded:  # no commit yet: a start decided by an earlier run that read nothing still holds
-            pending = checkpoint.read_start(spark, cfg.run.checkpoint_dir)
-            if pending:
-                recorded, how_recorded = pending[0], f"start decided earlier ({pending[1]})"
+        point = resume_point(spark, cfg, self.pipe.first_checkpoint)
+        self.redo_end, self.data_loss, self.isolated = point.redo_end, point.data_loss, dict(point.isolated)
+        recorded = point.decided[0] if point.decided else point.offsets
         self.next_start, how = resolve_start(cfg.source, self.view, self.topics, recorded)
-        how = how_recorded or how
-        if not last and not how_recorded:
+        if point.decided:  # no commit yet: the start an earlier run decided (and read nothing from) still holds
+            how = f"start decided earlier ({point.decided[1]})"
+        elif point.batch_id is None:
             checkpoint.write_start(spark, cfg.run.checkpoint_dir, self.next_start, how)
-        self.batch_id = (last[1] + 1) if last else 0
-        if last:  # after a crash the group lags the table's commits until a batch lands: catch it up now
+        self.batch_id = point.next_batch_id
+        if point.batch_id is not None:  # after a crash the group lags the table's commits until a batch lands
             self._commit_group(self.slowest(self.next_start))
         self.summary = summary = Summary(cfg.sink.table_name, cfg.sink.path, how)
         self.pipe.reporter.event("start", table=cfg.sink.table_name, topics=",".join(self.topics), from_=how,

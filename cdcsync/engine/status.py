@@ -13,6 +13,7 @@ from cdcsync import storage
 from cdcsync.config.model import dead_letter_path, routed_path
 from cdcsync.engine.checkpoint import ROUTES_PROGRESS_FILE
 from cdcsync.engine.progress import Isolation, Progress
+from cdcsync.engine.resume import ResumePoint
 from cdcsync.kafka.offsets import GapJson, Offsets
 from cdcsync.runtime import lock
 from cdcsync.sinks import hudi, timeline
@@ -53,16 +54,16 @@ def status(cfg: Config, view: KafkaView, recent: int = 5) -> dict[str, Any]:
     now = dt.datetime.now(dt.UTC)
     files = storage.Files(cfg.storage)
     standing: Isolation | None = None
-    gaps: list[GapJson] = []
-    if cfg.routes:
+    if cfg.routes:  # where the run stands, as `run` resumes (engine/resume.py), read without a JVM
         rec = _routed_progress(cfg, files)
-        standing, gaps = (rec.standing, [g.to_json() for g in rec.data_loss]) if rec else (None, [])
-        committed = standing.fresh if standing else None
+        point, standing = ResumePoint.of_progress(rec), rec.standing if rec else None
         tables = [_table(p, files, now, recent) for p in _hudi_tables_under(cfg.sink.path, files)]
     else:
         tables = [_table(cfg.sink.path, files, now, recent)]
         last = tables[0]["last_commit"]
-        committed = Offsets.from_json(last["offsets"]) if last else None
+        point = ResumePoint(Offsets.from_json(last["offsets"]), last["batch_id"]) if last else ResumePoint(None, None)
+    committed = point.offsets
+    gaps: list[GapJson] = [g.to_json() for g in point.data_loss]  # the table's own commits carry theirs
     found = [*gaps, *(g for t in tables for g in t["data_loss"])]
     unique = {(g["topic"], g["partition"], g["from"], g["to"]): g for g in found}  # carried by many commits: once
     topics = view.resolve_topics(cfg.source.topics, cfg.source.topic_pattern)
