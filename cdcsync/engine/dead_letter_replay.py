@@ -21,7 +21,7 @@ from cdcsync.engine.model import BatchInput, BatchResult, CommitMode
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.resume import resume_point
 from cdcsync.engine.sync import Summary, sync
-from cdcsync.kafka.offsets import Offsets
+from cdcsync.kafka.offsets import Offsets, tp_key
 from cdcsync.sinks import dead_letter, hudi
 from cdcsync.sinks.dead_letter_view import KEY, Selection
 
@@ -134,7 +134,7 @@ def _replay(pipe: Pipeline, still_bad: _StillBad, chosen: DataFrame, result: Dea
     pipe.reporter.event("replay", table=cfg.sink.table_name, records=result.selected, messages=result.messages,
                         dead_letter=result.dead_letter_path)
     # every chosen message read back exactly once, checked before the commit (each row in one class: the ledger)
-    want = {f"{t}/{p}": n for (t, p), (_, _, n) in per_part.items()}
+    want = {tp_key(t, p): n for (t, p), (_, _, n) in per_part.items()}
     source = _DeadLetterBatch(BatchInput(batch_id, start, end, rows=raw, expect_messages=want))
     sync(pipe, source, Summary(cfg.sink.table_name, cfg.sink.path, "dead-letter"))
     assert source.result is not None  # sync() commits the one batch, or raises

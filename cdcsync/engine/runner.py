@@ -24,7 +24,7 @@ from cdcsync.engine.progress import Isolated, Isolation
 from cdcsync.engine.resume import resume_point
 from cdcsync.engine.sync import Summary, idle, sync
 from cdcsync.errors import ConfigError, SourceError
-from cdcsync.kafka.offsets import Gap, Offsets, lost_ranges
+from cdcsync.kafka.offsets import Gap, Offsets, lost_ranges, split_tp
 from cdcsync.kafka.view import KafkaView, lost, resolve_start, retriable
 from cdcsync.runtime.compactor import Compactions
 from cdcsync.runtime.metrics import RunMetrics
@@ -242,8 +242,7 @@ class KafkaBatches:
     def _report(self, r: BatchResult, took: float) -> None:
         t = r.totals()
         assert self.latest is not None  # batches() asked for it before planning the batch
-        lag = {tp: self.latest[tp.rsplit("/", 1)[0]][int(tp.rsplit("/", 1)[1])] - r.end[tp.rsplit("/", 1)[0]][
-            int(tp.rsplit("/", 1)[1])] for tp in r.ledger}
+        lag = {tp: self.latest[t][p] - r.end[t][p] for tp in r.ledger for t, p in [split_tp(tp)]}
         routed = {"tables": {n: c["upserted"] + c["deleted"] for n, c in r.tables.items()},
                   "unrouted": r.unrouted} if self.pipe.cfg.routes else {}
         if r.failed:  # set aside: each one's warning and table_isolated event say why

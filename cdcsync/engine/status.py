@@ -14,7 +14,7 @@ from cdcsync.config.model import dead_letter_path, routed_path
 from cdcsync.engine.checkpoint import ROUTES_PROGRESS_FILE
 from cdcsync.engine.progress import Isolation, Progress
 from cdcsync.engine.resume import ResumePoint
-from cdcsync.kafka.offsets import GapJson, Offsets
+from cdcsync.kafka.offsets import GapJson, Offsets, tp_key
 from cdcsync.runtime import lock
 from cdcsync.sinks import hudi, timeline
 
@@ -70,7 +70,7 @@ def status(cfg: Config, view: KafkaView, recent: int = 5) -> dict[str, Any]:
     latest, earliest = view.latest(topics), view.earliest(topics)
     # nothing committed yet: all that the topic holds is behind; a table set aside is behind too
     base = standing.slowest() if standing else committed or Offsets()
-    lag = {f"{t}/{p}": max(0, end - base.get_offset(t, p, earliest[t][p])) for t, p, end in latest.entries()}
+    lag = {tp_key(t, p): max(0, end - base.get_offset(t, p, earliest[t][p])) for t, p, end in latest.entries()}
     return {
         "config": str(cfg.path), "table": cfg.sink.table_name, "table_type": cfg.sink.table_type,
         "committed_offsets": committed.to_json() if committed else None,

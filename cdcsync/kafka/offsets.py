@@ -15,6 +15,17 @@ from cdcsync.errors import ConfigError
 SPEC_ITEM = re.compile(r"^\s*partition\s*:\s*(\d+)\s*,\s*offset\s*:\s*(\d+)\s*$")
 
 
+def tp_key(topic: str, partition: int) -> str:
+    """A partition as the ledger, lag and metrics key it: "topic/partition" (a topic name holds no "/")."""
+    return f"{topic}/{partition}"
+
+
+def split_tp(key: str) -> tuple[str, int]:
+    """tp_key's text back to (topic, partition)."""
+    topic, _, partition = key.rpartition("/")
+    return topic, int(partition)
+
+
 class Offsets(dict[str, dict[int, int]]):
     """{topic: {partition: offset}}. A dict, so lookups and equality read naturally; built and rendered only here."""
 
@@ -76,7 +87,7 @@ class Offsets(dict[str, dict[int, int]]):
 
     def lag_to(self, latest: Offsets) -> dict[str, int]:
         """{"topic/partition": messages behind latest}."""
-        return {f"{t}/{p}": latest[t][p] - o for t, p, o in self.entries()}
+        return {tp_key(t, p): latest[t][p] - o for t, p, o in self.entries()}
 
     def compact(self) -> str:
         """One line for logs: "topic/0:42;topic/1:300"."""

@@ -21,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from cdcsync.engine.model import CLASSES, BatchResult
 from cdcsync.engine.progress import Isolation
 from cdcsync.exit_codes import ExitCode
-from cdcsync.kafka.offsets import Gap, Offsets
+from cdcsync.kafka.offsets import Gap, Offsets, split_tp, tp_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -115,11 +115,11 @@ class RunMetrics:
 
     def batch_committed(self, r: BatchResult, seconds: float) -> None:
         for tp, c in r.ledger.items():
-            topic, part = tp.rsplit("/", 1)
-            self.messages.labels(self.table, topic, part).inc(c.get("messages", 0))
+            topic, part = split_tp(tp)
+            self.messages.labels(self.table, topic, str(part)).inc(c.get("messages", 0))
             for k in CLASSES:
                 if c.get(k):
-                    self.records.labels(self.table, topic, part, k).inc(c[k])
+                    self.records.labels(self.table, topic, str(part), k).inc(c[k])
             if c.get("newest_ms"):
                 self._newest_ms[tp] = max(self._newest_ms.get(tp, 0), c["newest_ms"])
         written = {n: c for n, c in r.tables.items() if n not in r.failed} if self.routed else {self.table: r.totals()}
@@ -173,7 +173,7 @@ class RunMetrics:
         for t, p, end in latest.entries():
             behind = max(0, end - committed.get_offset(t, p, end))
             self.lag.labels(t, str(p)).set(behind)
-            newest = self._newest_ms.get(f"{t}/{p}")
+            newest = self._newest_ms.get(tp_key(t, p))
             self.lag_seconds.labels(t, str(p)).set(max(0.0, now - newest / 1000) if behind and newest else 0.0)
         fresh = self._standing.fresh if self._standing else committed
         held = self._standing.tables if self._standing else {}

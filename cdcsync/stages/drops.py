@@ -20,6 +20,7 @@ from cdcsync.engine.model import DROPPED_TABLE
 from cdcsync.errors import DecodeError
 from cdcsync.formats import vocabulary
 from cdcsync.formats.spec import format_spec
+from cdcsync.kafka.offsets import tp_key
 
 if TYPE_CHECKING:
     from cdcsync.config.model import Config
@@ -72,7 +73,7 @@ def routed(pipe: PipelineContext, batch: BatchInput, env: DataFrame) -> dict[str
     if not counts:
         return {}
     said(pipe.reporter, pipe.cfg, batch, mine, F.col(C.TARGET))
-    return {f"{r[C.TOPIC]}/{r[C.PARTITION]}": {DROPPED: int(r["count"])} for r in counts}
+    return {tp_key(r[C.TOPIC], r[C.PARTITION]): {DROPPED: int(r["count"])} for r in counts}
 
 
 def _refuse(cfg: Config, batch: BatchInput, r: Row, topic: str, partition: int, offset: int) -> None:

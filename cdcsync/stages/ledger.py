@@ -9,6 +9,7 @@ from pyspark.sql import functions as F
 from cdcsync import columns as C
 from cdcsync.engine.model import CLASSES, BatchInput
 from cdcsync.errors import LedgerError
+from cdcsync.kafka.offsets import split_tp, tp_key
 
 # newest_ms: the newest Kafka timestamp read (epoch ms), for the lag in seconds and freshness metrics
 _COUNTS = ("messages", "rows", "min_offset", "max_offset", "newest_ms", *CLASSES)
@@ -30,7 +31,7 @@ def count_flagged(df: DataFrame, flag: str | None,
     aggs += [F.count(F.when(cond, 1)).alias(name) for name, cond in (tallies or {}).items()]
     aggs.append(F.count(F.when(F.col(flag), 1)) if flag else F.lit(0))
     rows = df.groupBy(C.TOPIC, C.PARTITION).agg(*aggs).collect()
-    counts = {f"{r[C.TOPIC]}/{r[C.PARTITION]}": {k: int(r[k]) for k in _COUNTS} | {
+    counts = {tp_key(r[C.TOPIC], r[C.PARTITION]): {k: int(r[k]) for k in _COUNTS} | {
         k: int(r[k]) for k in tallies or {} if r[k]} for r in rows}
     return counts, sum(int(r[-1]) for r in rows)
 
@@ -57,12 +58,12 @@ def check(ledger: dict[str, dict[str, int]], batch: BatchInput) -> None:
     """Every row lands in one class, and every message read lies inside the planned range (given rows: inside
     their own span) and, when the caller said how many, the counts are exactly those."""
     for tp, c in ledger.items():
-        topic, part = tp.rsplit("/", 1)
+        topic, part = split_tp(tp)
         classified = sum(c[k] for k in CLASSES)
         if batch.rows is not None:
             lo, hi = c["min_offset"], c["max_offset"] + 1
         else:
-            lo, hi = batch.start[topic][int(part)], batch.end[topic][int(part)]
+            lo, hi = batch.start[topic][part], batch.end[topic][part]
         if classified != c["rows"] or c["messages"] > hi - lo or c["min_offset"] < lo or c["max_offset"] >= hi:
             raise LedgerError(
                 f"ledger mismatch on {tp}: read {c['messages']} messages ({c['rows']} rows) in offsets "

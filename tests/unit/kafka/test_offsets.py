@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cdcsync.kafka.offsets import Offsets
+from cdcsync.kafka.offsets import Offsets, split_tp, tp_key
 
 offsets = st.dictionaries(st.text("abc._-", min_size=1, max_size=5),
                           st.dictionaries(st.integers(0, 50), st.integers(0, 10**12), min_size=1, max_size=4),
@@ -37,3 +37,9 @@ def test_counts_lag_and_text():
     assert start.lag_to(end) == {"t/0": 3, "t/1": 4}
     assert start.compact() == "t/0:10;t/1:0"
     assert start.range_text(end) == "t/0: 10..13; t/1: 0..4"
+
+
+@given(st.from_regex(r"[A-Za-z0-9._-]{1,40}", fullmatch=True), st.integers(0, 10_000))
+def test_a_partition_key_reads_back_as_its_topic_and_partition(topic, partition):
+    assert split_tp(tp_key(topic, partition)) == (topic, partition)
+    assert tp_key("orders.v1", 3) == "orders.v1/3"  # the ledger's, the lag's and the metrics' spelling
