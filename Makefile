@@ -10,8 +10,9 @@ REGISTRY_PORT ?= 8081
 
 BENCH_SIZE ?= smoke
 BENCH_ARGS ?=
+AB_ARGS ?=
 
-.PHONY: help setup prereqs bundles jars-lock kafka-up kafka-down registry-up registry-down test test-prereqs soak test-unit test-integration conformance demo demo-avro bench lint docs clean
+.PHONY: help setup prereqs bundles jars-lock kafka-up kafka-down registry-up registry-down test test-prereqs soak test-unit test-integration conformance demo demo-avro bench bench-ab ab-args lint docs clean
 
 help:
 	@echo "make demo   - start a local broker, produce sample Debezium events, sync them into a Hudi table, show it"
@@ -19,7 +20,8 @@ help:
 	@echo "make demo-avro - the same, in Debezium's Avro (Confluent wire format) through a local schema registry"
 	@echo "make soak   - the long runs make test leaves out (back-to-back, killed and restarted processes, 50 replayed ranges, clusters)"
 	@echo "make conformance - the same checks against the real CDC corpus (CDCSYNC_FIXTURES, else ../shared/fixtures/cdc)"
-	@echo "make bench  - one Debezium workload through cdcsync, the hand-written peer, the bound and the Parquet floor, then 100 routed tables serial vs parallel (BENCH_SIZE=tiny|smoke|full)"
+	@echo "make bench  - one Debezium workload through cdcsync, the hand-written peer (Hudi's defaults, and tuned as cdcsync), the bound and the Parquet floor, in interleaved rounds, then 100 routed tables serial vs parallel (BENCH_SIZE=tiny|smoke|full)"
+	@echo "make bench-ab AB_ARGS='--option KEY=VALUE' - cdcsync without and with [sink.options] entries on one multi-batch workload, interleaved (python -m bench.ab --help)"
 	@echo "make docs   - build docs/ as a site (.local/site), failing on any broken link"
 	@echo "make jars-lock - after a change to bundles/spark/pom.xml: rewrite cdcsync/jars.lock (what 'cdcsync jars fetch' downloads)"
 	@echo "make setup | bundles | kafka-up | kafka-down | registry-up | registry-down | lint | clean"
@@ -92,6 +94,13 @@ $(VENV)/.bench: pyproject.toml $(VENV)/.installed
 
 bench: setup $(VENV)/.bench
 	$(PY) -m bench.run --size $(BENCH_SIZE) $(BENCH_ARGS)
+
+# an A/B of [sink.options] (bench/ab.py), e.g. AB_ARGS="--option hoodie.embed.timeline.server=true --rounds 5"
+bench-ab: ab-args setup $(VENV)/.bench
+	$(PY) -m bench.ab $(AB_ARGS)
+
+ab-args:
+	@test -n "$(AB_ARGS)" || { echo "error: give the option to compare: make bench-ab AB_ARGS='--option KEY=VALUE ...'"; exit 2; }
 
 # ruff, then mypy: the type checker over cdcsync/ as [tool.mypy] in pyproject.toml says (stubs: the dev extras)
 lint: setup

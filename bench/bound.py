@@ -2,10 +2,11 @@
 bench can tell Hudi's own cost from what cdcsync adds. The topic read once, each value parsed with `from_json` and a
 declared schema, each key's newest change kept by one aggregation (`max` over a struct), the keys whose newest
 change is a delete dropped, and the rest bulk-inserted into an empty table (the workload's keys, Hudi's defaults
-otherwise). No ledger, no offsets in the commit, no delete markers, no column inference, no bad-record handling: a
-lower bound for a first load, not a tool.
+otherwise, or the write options given: the bench gives it cdcsync's own, bench/fair.py, and its --sink-option). No
+ledger, no offsets in the commit, no delete markers, no column inference, no bad-record handling: a lower bound for
+a first load, not a tool.
 
-    python -m bench.bound BOOTSTRAP TOPIC TABLE_PATH MERGE_ON_READ|COPY_ON_WRITE
+    python -m bench.bound BOOTSTRAP TOPIC TABLE_PATH MERGE_ON_READ|COPY_ON_WRITE [OPTIONS_JSON]
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import time
 from bench.floor import ENVELOPE
 
 
-def main(bootstrap: str, topic: str, path: str, table_type: str) -> dict:
+def main(bootstrap: str, topic: str, path: str, table_type: str, options: str = "") -> dict:
+    """`options`: more Hudi write options (a JSON object), over the bound's own."""
     from pyspark.sql import functions as F
 
     from cdcsync.runtime.session import build_session
@@ -43,6 +45,7 @@ def main(bootstrap: str, topic: str, path: str, table_type: str) -> dict:
      .option("hoodie.datasource.write.precombine.field", "ts_ms")
      .option("hoodie.datasource.write.partitionpath.field", "")
      .option("hoodie.datasource.write.keygenerator.class", "org.apache.hudi.keygen.NonpartitionedKeyGenerator")
+     .options(**json.loads(options or "{}"))
      .mode("append").save(path))
     spark.stop()  # the messages read are the topic's, from earliest to latest: the bench knows how many it produced
     return {"seconds": round(time.monotonic() - t0, 2)}

@@ -10,6 +10,7 @@ milliseconds, of when the rows became visible). Latency = that time - the time t
 
 from __future__ import annotations
 
+import json
 import signal
 import statistics
 import subprocess
@@ -33,8 +34,6 @@ def completed_commits(table: str) -> list[tuple[float, dict[int, int]]]:
 
 def peer_commits(checkpoint: Path) -> list[tuple[float, dict[int, int]]]:
     """[(time the batch was committed, {partition: end offset})] of the peer's streaming query, oldest first."""
-    import json
-
     out = []
     for done in (checkpoint / "commits").glob("[0-9]*"):
         ends = json.loads((checkpoint / "offsets" / done.name).read_text().splitlines()[-1])
@@ -58,9 +57,12 @@ class Job:
                    lambda: completed_commits(table))
 
     @classmethod
-    def peer(cls, bootstrap: str, topic: str, path: Path) -> Job:
-        return cls("peer", [sys.executable, "-m", "bench.peer", bootstrap, topic, str(path), "MERGE_ON_READ",
-                            "--processing-time", "1 second"], str(path),
+    def peer(cls, bootstrap: str, topic: str, path: Path, options: dict[str, str] | None = None,
+             name: str = "peer") -> Job:
+        """The peer's streaming query as a service (its session as cdcsync's service's: bench/peer.py), with these
+        Hudi write options over its own."""
+        return cls(name, [sys.executable, "-m", "bench.peer", bootstrap, topic, str(path), "MERGE_ON_READ",
+                          "--processing-time", "1 second", "--options", json.dumps(options or {})], str(path),
                    lambda: peer_commits(Path(f"{path}_checkpoint")))
 
 

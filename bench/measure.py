@@ -33,6 +33,8 @@ class Measured:
     stderr: str
     cpu_s: float = 0.0  # CPU time (user + system) of the tree, each process's as last sampled: less shaken than the
     # wall time by other work on the machine, though not untouched by it (caches, and the JVM's threads)
+    lingered: bool = False  # the command exited, but a process it started kept its output open past LINGER_S and
+    # was killed (`seconds` is then the command's own); e.g. a JVM whose shutdown hooks never return
 
 
 def _processes() -> dict[int, tuple[int, int]]:
@@ -93,12 +95,20 @@ def _pss(pid: int) -> int:
         return 0
 
 
-def run(cmd: list[str], env: dict | None = None, timeout: float = 3600, every_s: float = 0.25) -> Measured:
+LINGER_S = 120.0  # how long a process the command started may hold its output open after the command exited
+
+
+def run(cmd: list[str], env: dict | None = None, timeout: float = 3600, every_s: float = 0.25,
+        linger_s: float = LINGER_S) -> Measured:
+    """`cmd` run to its end and measured. The end is when its output closes: the last process of its tree that
+    holds it (a PySpark job's JVM) has exited too. A process still holding it `linger_s` after the command itself
+    exited is killed (Measured.lingered), as is the whole tree past `timeout`."""
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **(env or {})})
     peak = [0]
     cpu: dict[int, int] = {}  # pid -> its CPU ticks when last seen (its last `every_s` before it exits are lost)
+    started: dict[int, str] = {}  # pid -> its start time (/proc/<pid>/stat): a pid reused since is not this process
     done = threading.Event()
 
     def sample():
@@ -108,15 +118,49 @@ def run(cmd: list[str], env: dict | None = None, timeout: float = 3600, every_s:
             for pid, _ in tree(proc.pid, processes):
                 if pid in processes:
                     cpu[pid] = max(cpu.get(pid, 0), processes[pid][1])
+                    started.setdefault(pid, _start_time(pid))
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    out, err = proc.communicate(timeout=timeout)
-    seconds = time.monotonic() - t0
+    exited, lingered = None, False
+    while True:
+        try:
+            out, err = proc.communicate(timeout=min(5.0, linger_s))
+            break
+        except subprocess.TimeoutExpired:
+            now = time.monotonic()
+            if exited is None and proc.poll() is not None:
+                exited = now
+            if (exited is not None and now - exited > linger_s) or now - t0 > timeout:
+                lingered = exited is not None
+                _kill(started, proc)
+    seconds = (exited if lingered else time.monotonic()) - t0
     done.set()
     sampler.join()
     return Measured(proc.returncode, round(seconds, 2), round(peak[0] / 2**20, 1), out, err,
-                    round(sum(cpu.values()) / _TICKS, 1))
+                    round(sum(cpu.values()) / _TICKS, 1), lingered)
+
+
+def _start_time(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def _kill(started: dict[int, str], proc: subprocess.Popen) -> None:
+    """Every process of the tree seen (the command's and those it started, wherever they were re-parented to) that
+    is still the same process, SIGKILLed."""
+    import signal
+
+    if proc.poll() is None:
+        proc.kill()
+    for pid, when in started.items():
+        if pid != proc.pid and when and _start_time(pid) == when:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
 
 def compactions(table: Path) -> int:

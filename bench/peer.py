@@ -1,10 +1,15 @@
 """The peer: the short PySpark job a user would write instead of cdcsync, run on the same topic, Spark settings and
 jars. Spark's Kafka source, `from_json` with a declared schema, Hudi's own streaming sink (`writeStream.format
 ("hudi")`) with `trigger(availableNow=True)`, upsert on the key, ordering on `ts_ms`, `_hoodie_is_deleted` for
-deletes, Hudi's defaults otherwise.
+deletes; Hudi's defaults otherwise, or the write options given (`--options`, JSON: the bench gives the peer
+"tuned" cdcsync's own, bench/fair.py, and every peer the bench's --sink-option).
 
-    python -m bench.peer BOOTSTRAP TOPIC TABLE_PATH MERGE_ON_READ|COPY_ON_WRITE [MAX_OFFSETS_PER_TRIGGER [K=V,…]]
+    python -m bench.peer BOOTSTRAP TOPIC TABLE_PATH MERGE_ON_READ|COPY_ON_WRITE [--max-offsets N] [--options JSON]
     python -m bench.peer BOOTSTRAP TOPIC TABLE_PATH MERGE_ON_READ --processing-time 1s   (until SIGTERM: freshness)
+
+With --processing-time the job is a long-running service, and its session is set as `cdcsync run`'s service is
+(cdcsync.runtime.session.service_conf: the driver's heap reserved and touched at start), so that the freshness run
+gives both jobs the same JVM flags.
 """
 
 from __future__ import annotations
@@ -20,14 +25,15 @@ from bench.floor import ENVELOPE
 
 def main(bootstrap: str, topic: str, path: str, table_type: str, max_offsets: str = "", options: str = "",
          processing_time: str = "") -> dict:
-    """`options`: more hoodie.* write options, as the variant gives cdcsync's table (K=V,K=V); `processing_time`:
-    a trigger interval instead of availableNow, the job running until SIGTERM (the freshness run)."""
+    """`options`: more hoodie.* write options (JSON), over the peer's own; `processing_time`: a trigger interval
+    instead of availableNow, the job running until SIGTERM as a service (the freshness run)."""
     from pyspark.sql import functions as F
 
-    from cdcsync.runtime.session import build_session
+    from cdcsync.runtime.session import build_session, service_conf
 
     t0 = time.monotonic()
-    spark = build_session(f"bench-peer-{table_type.lower()}", "local[2]")
+    spark = build_session(f"bench-peer-{table_type.lower()}", "local[2]",
+                          service_conf({}) if processing_time else None)
     reader = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", topic).option("startingOffsets", "earliest"))
     if max_offsets:
@@ -46,7 +52,7 @@ def main(bootstrap: str, topic: str, path: str, table_type: str, max_offsets: st
              .option("hoodie.datasource.write.precombine.field", "ts_ms")
              .option("hoodie.datasource.write.partitionpath.field", "")
              .option("checkpointLocation", f"{path}_checkpoint")
-             .options(**dict(kv.split("=", 1) for kv in options.split(",") if kv))
+             .options(**json.loads(options or "{}"))
              .outputMode("append"))
     if processing_time:
         stop = threading.Event()
@@ -68,7 +74,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(prog="bench.peer")
     for name in ("bootstrap", "topic", "path", "table_type"):
         ap.add_argument(name)
-    ap.add_argument("max_offsets", nargs="?", default="")
-    ap.add_argument("options", nargs="?", default="")
+    ap.add_argument("--max-offsets", default="", help="maxOffsetsPerTrigger: batches of at most N messages")
+    ap.add_argument("--options", default="", help="more Hudi write options, a JSON object")
     ap.add_argument("--processing-time", default="")
     print(json.dumps(main(**vars(ap.parse_args()))))

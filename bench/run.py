@@ -1,21 +1,25 @@
-"""`make bench`: the same Debezium workload through each contender, one after another, on one local broker.
+"""`make bench`: the same Debezium workload through each contender on one local broker, in interleaved rounds.
 
-    python -m bench.run [--size smoke|full|tiny] [--freshness-seconds 60] [--freshness-rate 2000]
+    python -m bench.run [--size smoke|full|tiny] [--rounds 3] [--freshness-seconds 60] [--freshness-rate 2000]
     python -m bench.run --size full --only transform [--transform-rounds 3] [--transform-table MOR ...]
     python -m bench.run --size full --only tables [--tables-rounds 3]
 
 Writes bench/results/<time>-<size>.json and .png (and latest-<size>.*). Contenders: cdcsync run --once into MOR and
-COW, and into MOR from the same workload in Avro (Confluent wire format, a local registry); the peer (bench/peer.py:
-the hand-written streaming-sink job) into MOR and COW; the bound (bench/bound.py: the least correct first load, one
-aggregation and a bulk_insert) into MOR and COW; cdcsync and the peer into MOR in 20 batches (cdcsync's
-max_records_per_batch = the peer's maxOffsetsPerTrigger), where log files and compactions happen; cdcsync into a MOR
-table already holding 20× the workload's keys (--grown-factor); the plain-Parquet floor; then the freshness run
-(bench/freshness.py) of cdcsync and of the peer; then the whole-database pair (bench/tables.py: N tables' changes in
-one topic, routed, serial against parallel commits, interleaved; full = 100 tables × 1,000 changes) into
-bench/results/<time>-<size>-tables.json (`--no-tables` leaves it out, `--only tables` runs it alone). A Hudi contender
-whose table differs from the workload's final state is reported WRONG, and the run then exits with 1. `--only
-transform` runs the transform pair alone (bench/transform.py: cdcsync without and with a [transform] sql,
-interleaved) into bench/results/<time>-<size>-transform.json.
+COW; the peer (bench/peer.py: the hand-written streaming-sink job) into MOR and COW twice, "peer-default" with Hudi's
+defaults and "peer-tuned" with exactly the Hudi write options cdcsync uses (bench/fair.py reads them from cdcsync's
+own code); the bound (bench/bound.py: the least correct first load, one aggregation and a bulk_insert) into MOR and
+COW on the tuned options; cdcsync into MOR from the same workload in Avro (Confluent wire format, a local registry);
+cdcsync and both peers into MOR in 20 batches (cdcsync's max_records_per_batch = the peer's maxOffsetsPerTrigger),
+where log files and compactions happen; cdcsync into a MOR table already holding 20× the workload's keys
+(--grown-factor); the plain-Parquet floor. `--sink-option` reaches every Hudi contender. Every contender runs
+--rounds times, interleaved (round 1: A B C …, round 2: A B C …), each run in a folder of its own that is removed
+after it; the report has every run, each contender's median, fastest and slowest run, and ratios of medians. Then
+the freshness run (bench/freshness.py) of cdcsync, peer-default and peer-tuned, as many rounds, interleaved; then the
+whole-database pair (bench/tables.py: N tables' changes in one topic, routed, serial against parallel commits,
+interleaved; full = 100 tables × 1,000 changes) into bench/results/<time>-<size>-tables.json (`--no-tables` leaves it
+out, `--only tables` runs it alone). A Hudi contender's run whose table differs from the workload's final state is
+reported WRONG (no figure), and the bench then exits with 1. `--only transform` runs the transform pair alone (bench/transform.py: cdcsync without and with a
+[transform] sql, interleaved) into bench/results/<time>-<size>-transform.json.
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ import json
 import os
 import platform
 import shutil
+import subprocess
 import sys
 import time
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bench import measure
+from bench import fair, measure
 from bench.freshness import Job
 from bench.freshness import measure as measure_freshness
 from bench.workload import Workload, checksum, final_state, produce
@@ -39,6 +45,10 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 MULTI_BATCHES = 20  # the multi-batch variant: enough delta commits for several compactions
 GROWN_FIRST_ID = 100_000_000  # the grown table's own keys, apart from the workload's
+FLOOR = "Spark → Parquet (floor)"
+# the multi-batch variant's tables, every contender's: no file group counted small (Hudi would otherwise rewrite the
+# one small base file of a table this size each batch, as COPY_ON_WRITE does), so log files and compactions happen
+LOGS = {"hoodie.parquet.small.file.limit": "0"}
 
 
 def cdcsync_config(work: Path, bootstrap: str, topic: str, table_type: str, trigger: str = "10s",
@@ -105,8 +115,14 @@ def _measured(what: str, cmd: list[str]) -> measure.Measured:
 def _checked(name: str, m: measure.Measured, table: Path, want: tuple[int, int], messages: int, **more) -> dict:
     """A Hudi contender's result: its measurements, and its table read back by hudi-rs against `want`."""
     got = _table_checksum(table)
-    return {"name": name, "status": "ok", "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb, "messages": messages,
-            **more, "rows": got[0], "checksum": got[1], "state_matches": got == want}
+    return {"name": name, "status": _status(m), "seconds": m.seconds, "cpu_s": m.cpu_s, "peak_rss_mb": m.peak_rss_mb,
+            "messages": messages, **more, "rows": got[0], "checksum": got[1], "state_matches": got == want}
+
+
+def _status(m: measure.Measured) -> str:
+    """"HUNG" when a process the contender started outlived it holding its output and was killed (measure.run): no
+    figure is given for such a run; else "ok" (a run whose final state differs becomes "WRONG" after)."""
+    return "HUNG" if m.lingered else "ok"
 
 
 def _table_name(table_type: str, registry: str | None, variant: str) -> str:
@@ -114,58 +130,148 @@ def _table_name(table_type: str, registry: str | None, variant: str) -> str:
         "-", "_")
 
 
-def run_peer(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int],
-             max_offsets: int | None = None, options: dict[str, str] | None = None) -> dict:
-    """The hand-written streaming-sink job (bench/peer.py) into its own table, checked like cdcsync's;
-    `max_offsets`: its maxOffsetsPerTrigger and `options` more write options (the multi-batch variant)."""
+def run_peer(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int], mode: str,
+             options: dict[str, str], max_offsets: int | None = None) -> dict:
+    """The hand-written streaming-sink job (bench/peer.py) into its own table, checked like cdcsync's. `mode`:
+    "default" or "tuned", the name of `options`, the Hudi write options it takes over its own; `max_offsets`: its
+    maxOffsetsPerTrigger (the multi-batch variant)."""
     variant = "multi-batch" if max_offsets else ""
-    path = work / (f"peer_{table_type.lower()}" + ("_multi_batch" if variant else ""))
-    extra = [str(max_offsets), ",".join(f"{k}={v}" for k, v in (options or {}).items())] if max_offsets else []
-    m = _measured(f"peer {table_type}", [sys.executable, "-m", "bench.peer", bootstrap, topic, str(path), table_type,
-                                         *extra])
+    path = work / (f"peer_{mode}_{table_type.lower()}" + ("_multi_batch" if variant else ""))
+    more = ["--max-offsets", str(max_offsets)] if max_offsets else []
+    m = _measured(f"peer-{mode} {table_type}", [sys.executable, "-m", "bench.peer", bootstrap, topic, str(path),
+                                                table_type, "--options", json.dumps(options), *more])
     out = json.loads(m.stdout.strip().splitlines()[-1])
-    return _checked(f"peer {_kind(table_type)}" + (f" {variant}" if variant else ""), m, path, want, out["messages"],
-                    batches=out["batches"], compactions=measure.compactions(path))
+    return _checked(f"peer-{mode} {_kind(table_type)}" + (f" {variant}" if variant else ""), m, path, want,
+                    out["messages"], batches=out["batches"], compactions=measure.compactions(path))
 
 
-def run_bound(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int], messages: int) -> dict:
-    """The least correct first load (bench/bound.py) into its own table, checked like the others; `messages`: the
-    topic's, which it reads whole."""
+def run_bound(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int], messages: int,
+              options: dict[str, str]) -> dict:
+    """The least correct first load (bench/bound.py) into its own table on the tuned `options`, checked like the
+    others; `messages`: the topic's, which it reads whole."""
     path = work / f"bound_{table_type.lower()}"
-    m = _measured(f"bound {table_type}", [sys.executable, "-m", "bench.bound", bootstrap, topic, str(path), table_type])
-    return _checked(f"bound {_kind(table_type)}", m, path, want, messages)
+    m = _measured(f"bound-tuned {table_type}", [sys.executable, "-m", "bench.bound", bootstrap, topic, str(path),
+                                                table_type, json.dumps(options)])
+    return _checked(f"bound-tuned {_kind(table_type)}", m, path, want, messages)
 
 
-def run_multi_batch(work: Path, bootstrap: str, topic: str, w: Workload, want: tuple[int, int],
-                    options: dict[str, str]) -> list[dict]:
-    """MERGE_ON_READ in MULTI_BATCHES batches for both, cdcsync's max_records_per_batch = the peer's
-    maxOffsetsPerTrigger, and no file group counted small (Hudi would otherwise rewrite the one small base file of a
-    table this size each batch, as COPY_ON_WRITE does): log files and compactions happen (every 5 delta commits)."""
-    per = -(-w.events // MULTI_BATCHES)
-    logs = {"hoodie.parquet.small.file.limit": "0"}
-    return [run_cdcsync(work, bootstrap, topic, "MERGE_ON_READ", want, {**options, **logs}, variant="multi-batch",
-                        run_options={"max_records_per_batch": per}),
-            run_peer(work, bootstrap, topic, "MERGE_ON_READ", want, max_offsets=per, options=logs)]
-
-
-def run_grown(work: Path, bootstrap: str, topic: str, w: Workload, want: tuple[int, int],
-              options: dict[str, str], factor: int) -> dict:
-    """The workload into a MERGE_ON_READ table that already holds `factor` × its keys (other keys, loaded by cdcsync
-    from a topic of inserts first, unmeasured): the upserts' cost should not grow with the table."""
+def seed_grown(work: Path, bootstrap: str, topic: str, w: Workload, options: dict[str, str],
+               factor: int) -> tuple[Path, tuple[int, int]]:
+    """The grown variant's starting point, made once (unmeasured) in `work`: a MERGE_ON_READ table holding `factor` ×
+    the workload's keys (other keys, loaded by cdcsync from a topic of inserts); returns `work` and the state the
+    workload's upserts into it must leave."""
     seed = Workload(events=w.keys * factor, keys=w.keys * factor, update_share=0.0, delete_share=0.0,
                     partitions=w.partitions, seed=w.seed + 1, first_id=GROWN_FIRST_ID)
     seed_topic = topic + ".seed"
     produce(bootstrap, seed_topic, seed)
+    work.mkdir(parents=True, exist_ok=True)
     name = _table_name("MERGE_ON_READ", None, "grown")
     cfg = cdcsync_config(work, bootstrap, seed_topic, "MERGE_ON_READ", name=name, options=options,
                          run_options={"max_records_per_batch": max(w.events, 1)})
     t0 = time.monotonic()
     _measured(f"cdcsync seeding {name}", [sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"])
     log(f"grown table: {seed.keys:,} keys loaded in {time.monotonic() - t0:.1f}s")
-    have = checksum(final_state(seed).values())
-    both = (have[0] + want[0], (have[1] + want[1]) % (1 << 61))
-    out = run_cdcsync(work, bootstrap, topic, "MERGE_ON_READ", both, options, variant="grown")
-    return out | {"table_keys_before": seed.keys}
+    cfg.unlink()
+    have, want = checksum(final_state(seed).values()), checksum(final_state(w).values())
+    return work, (have[0] + want[0], (have[1] + want[1]) % (1 << 61))
+
+
+def run_grown(work: Path, bootstrap: str, topic: str, seeded: Path, want: tuple[int, int],
+              options: dict[str, str], keys_before: int) -> dict:
+    """The workload into a copy, in `work`, of the table `seeded` holds (its checkpoint folder too): the upserts'
+    cost should not grow with the table."""
+    shutil.copytree(seeded, work, dirs_exist_ok=True)
+    out = run_cdcsync(work, bootstrap, topic, "MERGE_ON_READ", want, options, variant="grown")
+    return out | {"table_keys_before": keys_before}
+
+
+@dataclass(frozen=True)
+class Contender:
+    """One contender of the throughput runs: its name, how it runs in a folder of its own (→ its result), and the
+    Hudi write options it is given over its own (None: not a Hudi writer; cdcsync's: those it sets itself)."""
+
+    name: str
+    run: Callable[[Path], dict]
+    options: dict[str, str] | None = None
+
+
+def contenders(work: Path, bootstrap: str, topic: str, w: Workload, want: tuple[int, int], messages: int,
+               options: dict[str, str], args, setup: dict) -> list[Contender]:
+    """The contenders `args` ask for, in the order each round runs them. `setup` gets what they share beyond the
+    workload's topic (the Avro topic's registry, the grown table's seed) for the caller to stop and remove."""
+    out = []
+    configs = work / "configs"
+    configs.mkdir(parents=True, exist_ok=True)
+
+    def tuned(table_type: str, rows: int, more: dict[str, str] | None = None,
+              run_options: dict[str, int] | None = None) -> dict[str, str]:
+        """cdcsync's own write options for its config of this variant (bench/fair.py), then --sink-option."""
+        cfg = cdcsync_config(configs, bootstrap, topic, table_type, options={**options, **(more or {})},
+                             run_options=run_options)
+        return fair.tuned_options(cfg, rows) | options
+
+    for table_type in () if args.no_single_batch else ("MERGE_ON_READ", "COPY_ON_WRITE"):
+        kind, mine = _kind(table_type), tuned(table_type, w.events)
+        out += [Contender(f"cdcsync {kind}", lambda d, t=table_type: run_cdcsync(d, bootstrap, topic, t, want,
+                                                                                 options), mine),
+                Contender(f"peer-default {kind}", lambda d, t=table_type: run_peer(d, bootstrap, topic, t, want,
+                                                                                   "default", options), options),
+                Contender(f"peer-tuned {kind}", lambda d, t=table_type, o=mine: run_peer(d, bootstrap, topic, t,
+                                                                                         want, "tuned", o), mine),
+                Contender(f"bound-tuned {kind}", lambda d, t=table_type, o=mine: run_bound(d, bootstrap, topic, t,
+                                                                                           want, messages, o), mine)]
+    if not args.no_avro:
+        from bench.avro import AvroEncoder
+        from devtools.local_registry import LocalRegistry
+
+        registry = setup["registry"] = LocalRegistry(work / "registry").start()
+        produce(bootstrap, topic + ".avro", w, AvroEncoder(registry.url, topic + ".avro"))
+        out.append(Contender("cdcsync MOR Avro", lambda d: run_cdcsync(d, bootstrap, topic + ".avro", "MERGE_ON_READ",
+                                                                       want, options, registry=registry.url),
+                             tuned("MERGE_ON_READ", w.events)))
+    if not args.no_multi_batch:
+        # cdcsync's max_records_per_batch = the peers' maxOffsetsPerTrigger
+        per = -(-w.events // MULTI_BATCHES)
+        batches = {"max_records_per_batch": per}
+        mine = tuned("MERGE_ON_READ", per, LOGS, batches)
+        out += [Contender("cdcsync MOR multi-batch", lambda d: run_cdcsync(
+                    d, bootstrap, topic, "MERGE_ON_READ", want, {**options, **LOGS}, variant="multi-batch",
+                    run_options=batches), mine),
+                Contender("peer-default MOR multi-batch", lambda d: run_peer(
+                    d, bootstrap, topic, "MERGE_ON_READ", want, "default", {**options, **LOGS}, max_offsets=per),
+                          {**options, **LOGS}),
+                Contender("peer-tuned MOR multi-batch", lambda d: run_peer(
+                    d, bootstrap, topic, "MERGE_ON_READ", want, "tuned", mine, max_offsets=per), mine)]
+    if args.grown_factor:
+        seeded, grown = seed_grown(work / "grown_seed", bootstrap, topic, w, options, args.grown_factor)
+        setup["grown_seed"] = seeded
+        out.append(Contender("cdcsync MOR grown", lambda d: run_grown(d, bootstrap, topic, seeded, grown, options,
+                                                                      w.keys * args.grown_factor),
+                             tuned("MERGE_ON_READ", w.events)))
+    out.append(Contender(FLOOR, lambda d: run_floor(d, bootstrap, topic)))
+    return out
+
+
+def run_rounds(work: Path, entries: list[Contender], rounds: int) -> list[dict]:
+    """Every contender `rounds` times, interleaved, each run in a folder of its own, removed after it; a run whose
+    table differs from the workload's final state is WRONG, and has no rate."""
+    runs = []
+    for i, c in fair.interleave(entries, rounds):
+        folder = work / f"run{len(runs) + 1:03d}"
+        folder.mkdir(parents=True)
+        load = os.getloadavg()
+        try:
+            r = c.run(folder)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        r = {**r, "round": i, "load_before": [round(x, 2) for x in load]}
+        if r.get("state_matches") is False:
+            r["status"] = "WRONG"  # a figure for a wrong table would be a lie: none is given
+        if r["status"] == "ok":
+            r["records_per_s"] = round(r["messages"] / r["seconds"])
+        runs.append(r)
+        log(f"#{i} " + _line(r))
+    return runs
 
 
 TABLE_TYPES = {"MOR": "MERGE_ON_READ", "COW": "COPY_ON_WRITE"}
@@ -221,20 +327,6 @@ def run_transform(work: Path, bootstrap: str, stamp: str, size: str, options: di
             "runs": runs, "summary": tf.summary(runs)}
 
 
-def run_avro(work: Path, bootstrap: str, topic: str, w: Workload, want: tuple[int, int],
-             options: dict[str, str]) -> dict:
-    """The same workload as Debezium's Avro converter writes it, through a local registry, into MOR."""
-    from bench.avro import AvroEncoder
-    from devtools.local_registry import LocalRegistry
-
-    registry = LocalRegistry(work / "registry").start()
-    try:
-        produce(bootstrap, topic, w, AvroEncoder(registry.url, topic))
-        return run_cdcsync(work, bootstrap, topic, "MERGE_ON_READ", want, options, registry=registry.url)
-    finally:
-        registry.stop()
-
-
 def _table_checksum(path: Path) -> tuple[int, int]:
     """hudi-rs's reading of a table, as (rows, checksum): the independent check of every Hudi contender."""
     import pyarrow as pa
@@ -252,7 +344,7 @@ def _kind(table_type: str) -> str:
 def run_floor(work: Path, bootstrap: str, topic: str) -> dict:
     m = _measured("parquet floor", [sys.executable, "-m", "bench.floor", bootstrap, topic, str(work / "floor_parquet")])
     out = json.loads(m.stdout.strip().splitlines()[-1])
-    return {"name": "Spark → Parquet (floor)", "status": "ok", "seconds": m.seconds, "peak_rss_mb": m.peak_rss_mb,
+    return {"name": FLOOR, "status": _status(m), "seconds": m.seconds, "cpu_s": m.cpu_s, "peak_rss_mb": m.peak_rss_mb,
             "messages": out["rows"], "rows": out["rows"]}
 
 
@@ -260,10 +352,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="bench")
     ap.add_argument("--size", default="smoke", choices=["tiny", "smoke", "full"])
     ap.add_argument("--bootstrap", help="use this broker instead of starting one")
+    ap.add_argument("--rounds", type=int, default=3, metavar="N",
+                    help="runs of every contender, interleaved (round 1: A B C …, round 2: A B C …)")
     ap.add_argument("--freshness-seconds", type=int, default=60, help="0 skips the freshness run")
     ap.add_argument("--freshness-rate", type=int, default=2000)
     ap.add_argument("--sink-option", action="append", default=[], metavar="KEY=VALUE",
-                    help="a hoodie.* option for cdcsync's tables (repeatable), to compare settings")
+                    help="a hoodie.* write option for every Hudi contender's tables (repeatable), to compare settings")
     ap.add_argument("--only", choices=["throughput", "freshness", "transform", "tables"],
                     help="run one half, the transform pair alone (it runs only so), or the whole-database pair")
     ap.add_argument("--no-tables", action="store_true", help="skip the whole-database pair")
@@ -276,13 +370,15 @@ def main(argv=None) -> int:
     ap.add_argument("--transform-sink-option", action="append", default=[], metavar="KEY=VALUE",
                     help="--only transform: a hoodie.* option for the transform variant's tables only (repeatable)")
     ap.add_argument("--no-avro", action="store_true", help="skip the Avro variant (and its local registry)")
-    ap.add_argument("--no-single-batch", action="store_true", help="skip the single-batch MOR and COW pairs")
+    ap.add_argument("--no-single-batch", action="store_true", help="skip the single-batch MOR and COW contenders")
     ap.add_argument("--no-multi-batch", action="store_true", help="skip the multi-batch MOR variant")
     ap.add_argument("--grown-factor", type=int, default=20,
                     help="the grown-table variant's table holds this many times the workload's keys (0 skips it)")
     ap.add_argument("--event-log", type=Path, metavar="DIR",
                     help="keep every contender's Spark event log in DIR (read them with python -m bench.timeline)")
     args = ap.parse_args(argv)
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
     if args.event_log:
         keep_event_logs(args.event_log)
     if args.only in (None, "throughput"):
@@ -302,6 +398,7 @@ def main(argv=None) -> int:
 
         broker = LocalBroker(BrokerSpec(work / "kafka", [Listener("PLAINTEXT", free_port())], heap="1g")).start()
     bootstrap = args.bootstrap or broker.bootstrap
+    setup: dict = {}
     try:
         if args.only == "transform":
             return transform_only(work, bootstrap, stamp, args, options)
@@ -310,69 +407,70 @@ def main(argv=None) -> int:
             if bad:
                 log(f"error: final state differs from the workload's for {bad}")
             return 1 if bad else 0
-        log(f"workload {args.size}: {w.events:,} events over {w.keys:,} keys, {w.partitions} partitions")
+        uptime = {"start": _uptime()}
+        log(f"workload {args.size}: {w.events:,} events over {w.keys:,} keys, {w.partitions} partitions; "
+            f"{args.rounds} rounds; {uptime['start']}")
         topic = f"bench.customer.{stamp.lower()}"
         produced = produce(bootstrap, topic, w)
         want = checksum(final_state(w).values())
         log(f"produced {produced['messages']:,} in {produced['seconds']}s; final state {want[0]:,} rows")
-        results = []
+        runs, entries = [], []
         if args.only != "freshness":
-            for table_type in () if args.no_single_batch else ("MERGE_ON_READ", "COPY_ON_WRITE"):
-                results.append(run_cdcsync(work, bootstrap, topic, table_type, want, options))
-                log(_line(results[-1]))
-                results.append(run_peer(work, bootstrap, topic, table_type, want))
-                log(_line(results[-1]))
-                results.append(run_bound(work, bootstrap, topic, table_type, want, produced["messages"]))
-                log(_line(results[-1]))
-            if not args.no_avro:
-                results.append(run_avro(work, bootstrap, topic + ".avro", w, want, options))
-                log(_line(results[-1]))
-            if not args.no_multi_batch:
-                for r in run_multi_batch(work, bootstrap, topic, w, want, options):
-                    results.append(r)
-                    log(_line(r))
-            if args.grown_factor:
-                results.append(run_grown(work, bootstrap, topic, w, want, options, args.grown_factor))
-                log(_line(results[-1]))
-            results.append(run_floor(work, bootstrap, topic))
-            log(_line(results[-1]))
-        for r in results:
-            if r.get("state_matches") is False:
-                r["status"] = "WRONG"  # a figure for a wrong table would be a lie: none is given
-            if r["status"] == "ok":
-                r["records_per_s"] = round(r["messages"] / r["seconds"])
-        freshness = freshness_peer = None
+            entries = contenders(work, bootstrap, topic, w, want, produced["messages"], options, args, setup)
+            log("each round: " + ", ".join(c.name for c in entries))
+            runs = run_rounds(work, entries, args.rounds)
+        table = fair.summary(runs)
+        freshness = None
         if args.freshness_seconds and args.only != "throughput":
-            cfg = cdcsync_config(work, bootstrap, topic + ".fresh", "MERGE_ON_READ", trigger="1s", name="fresh_mor",
-                                 options=options)
-            log(f"freshness: {args.freshness_rate} events/s for {args.freshness_seconds}s, 1 s trigger, MOR")
-            freshness = run_freshness(bootstrap, topic + ".fresh", Job.cdcsync(cfg), args)
-            freshness_peer = run_freshness(bootstrap, topic + ".fresh-peer",
-                                           Job.peer(bootstrap, topic + ".fresh-peer", work / "peer_fresh_mor"), args)
+            freshness = run_freshness_rounds(work, bootstrap, topic, options, args)
         tables = run_tables(work, bootstrap, stamp, args.size, args.tables_rounds) \
             if args.only is None and not args.no_tables else None
-        report = {"when": stamp, "size": args.size, "sink_options": options, "workload": w.__dict__,
-                  "expected_rows": want[0], "expected_checksum": want[1], "machine": machine(), "results": results,
-                  "ratios": ratios(results), "freshness": freshness, "freshness_peer": freshness_peer,
+        uptime["end"] = _uptime()
+        report = {"when": stamp, "size": args.size, "rounds": args.rounds, "sink_options": options,
+                  "hudi_options": {c.name: c.options for c in entries if c.options is not None},
+                  "order": [c.name for c in entries], "workload": w.__dict__, "expected_rows": want[0],
+                  "expected_checksum": want[1], "machine": machine(), "uptime": uptime, "runs": runs,
+                  "summary": table, "ratios": ratios(table), "freshness": freshness,
                   "tables": tables and tables["summary"]}
-        if results:
+        for name, row in table.items():
+            if "median_s" in row:
+                log(f"{name}: median {row['median_s']}s ({row['min_s']}-{row['max_s']}s, spread {row['spread']}) "
+                    f"over {row['ok']} of {row['runs']} runs, {row['records_per_s']:,} records/s, CPU "
+                    f"{row.get('cpu_median_s')}s, peak {row['peak_rss_median_mb']} MB")
+        for name, value in report["ratios"].items():
+            log(f"{name}: {value}x")
+        if runs:
             write(report, f"{stamp}-{args.size}")
             write(report, f"latest-{args.size}")
         else:
             RESULTS.mkdir(parents=True, exist_ok=True)
             (RESULTS / f"{stamp}-{args.size}-freshness.json").write_text(json.dumps(report, indent=2) + "\n")
         print(json.dumps(report, indent=2))
-        bad = [r["name"] for r in results if r.get("state_matches") is False]
-        bad += [f"freshness {f['job']}" for f in (freshness, freshness_peer) if f and f["state_matches"] is False]
+        hung = [f"{r['name']} #{r['round']}" for r in runs if r["status"] == "HUNG"]
+        if hung:
+            log(f"warning: left a process behind, killed, no figure: {hung}")
+        bad = [f"{r['name']} #{r['round']}" for r in runs if r.get("state_matches") is False]
+        bad += [f"freshness {f['job']} #{f['round']}" for f in (freshness or {}).get("runs", [])
+                if f["state_matches"] is False]
         bad += tables_wrong(tables) if tables else []
         if bad:
             log(f"error: final state differs from the workload's for {bad}")
             return 1
         return 0
     finally:
+        if setup.get("registry"):
+            setup["registry"].stop()
         if broker:
             broker.stop()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _uptime() -> str:
+    """`uptime`'s line: how loaded the machine was (the bench shares it)."""
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except OSError:
+        return "load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def transform_only(work: Path, bootstrap: str, stamp: str, args, options: dict[str, str]) -> int:
@@ -429,10 +527,60 @@ def keep_event_logs(folder: Path) -> None:
     os.environ["SPARK_CONF_DIR"] = str(conf)
 
 
+FRESH_JOBS = ("cdcsync", "peer-default", "peer-tuned")
+
+
+def run_freshness_rounds(work: Path, bootstrap: str, topic: str, options: dict[str, str], args) -> dict:
+    """The freshness run of cdcsync (`cdcsync run` as a service), the peer with Hudi's defaults and the peer tuned
+    as cdcsync is for a batch of one trigger's records (`--freshness-rate`: one second's), each on a topic and in a
+    folder of its own, `--rounds` times, interleaved; every job's JVM reserves and touches its heap at start
+    (cdcsync's service does, bench/peer.py gives the peer the same)."""
+    configs = work / "configs"
+    configs.mkdir(parents=True, exist_ok=True)
+    tuned = fair.tuned_options(cdcsync_config(configs, bootstrap, topic + ".fresh", "MERGE_ON_READ", trigger="1s",
+                                              name="fresh_mor", options=options), args.freshness_rate) | options
+    log(f"freshness: {args.freshness_rate} events/s for {args.freshness_seconds}s, 1 s trigger, MOR, "
+        f"{args.rounds} rounds of {', '.join(FRESH_JOBS)}")
+    runs = []
+    for i, job in fair.interleave(list(FRESH_JOBS), args.rounds):
+        folder = work / f"fresh{len(runs) + 1:03d}"
+        folder.mkdir(parents=True)
+        mine = f"{topic}.fresh.{job}.r{i}"
+        if job == "cdcsync":
+            what = Job.cdcsync(cdcsync_config(folder, bootstrap, mine, "MERGE_ON_READ", trigger="1s", name="fresh_mor",
+                                              options=options))
+        else:
+            what = Job.peer(bootstrap, mine, folder / "peer_fresh_mor", tuned if job == "peer-tuned" else options, job)
+        try:
+            runs.append({"round": i, **run_freshness(bootstrap, mine, what, args)})
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    return {"rate": args.freshness_rate, "seconds": args.freshness_seconds, "hudi_options":
+            {"cdcsync": tuned, "peer-default": options, "peer-tuned": tuned},
+            "jvm": "every job's driver reserves and touches its heap at start (-Xms = spark.driver.memory, "
+                   "-XX:+AlwaysPreTouch: cdcsync.runtime.session.service_conf)",
+            "runs": runs, "summary": freshness_summary(runs)}
+
+
+def freshness_summary(runs: list[dict]) -> dict:
+    """Per job, over its runs whose final state matched: the median, lowest and highest p50, p95 and p99."""
+    out = {}
+    for job in dict.fromkeys(r["job"] for r in runs):
+        mine = [r for r in runs if r["job"] == job]
+        ok = [r for r in mine if r["state_matches"] is not False]
+        row = {"runs": len(mine), "wrong": len(mine) - len(ok)}
+        if ok:
+            row |= {q: fair.spread_of([r[q] for r in ok]) for q in ("p50_s", "p95_s", "p99_s")}
+            row["commits_median"] = fair.spread_of([r["commits"] for r in ok])["median"]
+        out[job] = row
+    return out
+
+
 def run_freshness(bootstrap: str, topic: str, job: Job, args) -> dict:
-    """The freshness run of `job` (cdcsync or the peer), each on a topic of its own, checked like the others."""
-    out = {"job": job.name} | measure_freshness(bootstrap, topic, job, args.freshness_rate, args.freshness_seconds,
-                                                check=lambda table: _table_checksum(Path(table)))
+    """One freshness run of `job` on `topic`, checked like the others."""
+    out = {"job": job.name, "load_before": [round(x, 2) for x in os.getloadavg()]} | measure_freshness(
+        bootstrap, topic, job, args.freshness_rate, args.freshness_seconds,
+        check=lambda table: _table_checksum(Path(table)))
     if out["state_matches"] is False:
         out["status"] = "WRONG"
     log(f"freshness {job.name}: p50 {out['p50_s']}s p95 {out['p95_s']}s p99 {out['p99_s']}s over {out['records']:,}, "
@@ -441,31 +589,19 @@ def run_freshness(bootstrap: str, topic: str, job: Job, args) -> dict:
     return out
 
 
-def ratios(results: list[dict]) -> dict:
-    rate = {r["name"]: r.get("records_per_s") for r in results}
-    floor = rate.get("Spark → Parquet (floor)")
-    out = {}
+def ratios(table: dict[str, dict]) -> dict:
+    """Rates against each other, each at its median wall time (bench/fair.py); only those both sides have."""
+    pairs = []
     for kind in ("MOR", "COW"):
-        mine = rate.get(f"cdcsync {kind}")
-        if mine and floor:
-            out[f"cdcsync {kind} / floor"] = round(mine / floor, 3)
-        peer = rate.get(f"peer {kind}")
-        out[f"cdcsync {kind} / peer"] = round(mine / peer, 3) if mine and peer else None
-        bound = rate.get(f"bound {kind}")
-        if mine and bound:
-            out[f"cdcsync {kind} / bound"] = round(mine / bound, 3)
-        if peer and bound:
-            out[f"peer {kind} / bound"] = round(peer / bound, 3)
-        avro = rate.get(f"cdcsync {kind} Avro")
-        if avro and mine:
-            out[f"cdcsync {kind} Avro / JSON"] = round(avro / mine, 3)
-    multi, peer_multi = rate.get("cdcsync MOR multi-batch"), rate.get("peer MOR multi-batch")
-    if multi and peer_multi:
-        out["cdcsync MOR multi-batch / peer"] = round(multi / peer_multi, 3)
-    grown, empty = rate.get("cdcsync MOR grown"), rate.get("cdcsync MOR")
-    if grown and empty:
-        out["cdcsync MOR grown / empty table"] = round(grown / empty, 3)
-    return out
+        me, default, tuned, bound = (f"{who} {kind}" for who in ("cdcsync", "peer-default", "peer-tuned",
+                                                                   "bound-tuned"))
+        pairs += [(me, default), (me, tuned), (me, bound), (me, FLOOR), (tuned, default), (default, bound),
+                  (tuned, bound)]
+    pairs += [("cdcsync MOR Avro", "cdcsync MOR"), ("cdcsync MOR multi-batch", "peer-default MOR multi-batch"),
+              ("cdcsync MOR multi-batch", "peer-tuned MOR multi-batch"),
+              ("peer-tuned MOR multi-batch", "peer-default MOR multi-batch"), ("cdcsync MOR grown", "cdcsync MOR")]
+    out = {f"{a} / {b}": fair.ratio(table, a, b) for a, b in pairs}
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def machine() -> dict:
@@ -488,7 +624,8 @@ def _line(r: dict) -> str:
     extra = f", state {'matches' if r['state_matches'] else 'WRONG'}" if "state_matches" in r else ""
     if "compactions" in r:
         extra = f", {r['batches']} batches, {r['compactions']} compactions" + extra
-    return f"{r['name']}: {r['messages']:,} messages in {r['seconds']}s, peak {r['peak_rss_mb']} MB{extra}"
+    return (f"{r['name']}: {r['messages']:,} messages in {r['seconds']}s (CPU {r.get('cpu_s')}s), peak "
+            f"{r['peak_rss_mb']} MB{extra}")
 
 
 def log(text: str) -> None:

@@ -187,6 +187,21 @@ def options_for(spec: TableSpec, spark: SparkSession, rows: int | None = None) -
     return write_options(spec) | {k: v for k, v in own.items() if k not in spec.options}
 
 
+# what a write names for itself: its table, the table's type, key, ordering and partition columns, their key
+# generator and folder layout, and the operation (a contender's own approach: cdcsync's first load a bulk_insert)
+NAMING = ("hoodie.table.name", "hoodie.datasource.write.table.name", "hoodie.datasource.write.table.type",
+          "hoodie.datasource.write.operation", "hoodie.datasource.write.recordkey.field",
+          "hoodie.datasource.write.precombine.field", "hoodie.datasource.write.partitionpath.field",
+          "hoodie.datasource.write.hive_style_partitioning", "hoodie.datasource.write.keygenerator.class")
+
+
+def tuning(spec: TableSpec, spark: SparkSession, rows: int | None = None) -> dict[str, str]:
+    """How cdcsync sets Hudi for a write of `spec` (`rows` of them) in this session: options_for less the NAMING
+    options, [sink.options] included. Another writer of a like table takes these to be compared with cdcsync on
+    Hudi's own settings (the bench's peer and bound, bench/fair.py)."""
+    return {k: v for k, v in options_for(spec, spark, rows).items() if k not in NAMING}
+
+
 def write_batch(df: DataFrame, spec: TableSpec, metadata: dict[str, object], rows: int | None = None) -> str:
     """Upsert `df` (with _hoodie_is_deleted; `rows` of them, when known) as one Hudi commit carrying `metadata`;
     returns the instant."""

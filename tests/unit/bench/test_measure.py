@@ -51,3 +51,14 @@ def test_the_cpu_time_is_the_trees_own_not_the_wall_time():
     m = measure.run([sys.executable, "-c", burn], every_s=0.05)
     assert m.returncode == 0, m.stderr
     assert m.seconds >= 1.5 and 0.8 < m.cpu_s < 1.4, (m.seconds, m.cpu_s)  # the child's second, not the sleep
+
+
+def test_a_process_left_holding_the_output_after_the_command_exited_is_killed_and_told():
+    import time
+
+    t0 = time.monotonic()
+    m = measure.run(["sh", "-c", "sleep 60 & sleep 0.5; echo done"], every_s=0.05, linger_s=1.0)
+    assert m.returncode == 0 and m.stdout.strip() == "done"
+    assert m.lingered and m.seconds < 5 and time.monotonic() - t0 < 20
+    m = measure.run(["sh", "-c", "sleep 0.3 & wait; echo done"], every_s=0.05, linger_s=1.0)
+    assert not m.lingered and m.stdout.strip() == "done"

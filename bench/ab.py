@@ -1,0 +1,144 @@
+"""`make bench-ab AB_ARGS="--option KEY=VALUE …"`: the same multi-batch workload through `cdcsync run --once` without
+("base") and with the given [sink.options] ("option"), interleaved (base, option, base, option, …), each run's table
+read back by hudi-rs and held against the workload's final state, and the two medians.
+
+    python -m bench.ab --option KEY=VALUE [--option …] [--batches 20] [--batch-size 5000] [--keys N]
+                       [--table MOR|COW] [--rounds 3] [--sink-option KEY=VALUE …] [--bootstrap HOST:PORT]
+                       [--event-log DIR]
+
+The workload (bench/workload.py): batches × batch-size Debezium events over --keys keys (a fifth of the events
+unless given, as the smoke workload's 100,000 over 20,000), on one topic of a local broker; cdcsync's
+max_records_per_batch = --batch-size, so each run commits --batches times (the first a bulk_insert, then upserts).
+`--sink-option` goes to both variants' [sink.options], `--option` to the second's only (over them). Each run is in a
+folder of its own, removed after it. Writes bench/results/<time>-ab.json and latest-ab.json: every run (wall time,
+CPU time of the process tree, peak memory, batches, compactions, the final state), each variant's median, fastest
+and slowest run, and option/base as a ratio of the median rates (above 1: the option is faster) and of the median
+CPU times. Exits 1 when a table differs from the workload's final state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from bench import fair, measure, run
+from bench.workload import Workload, checksum, final_state, produce
+
+VARIANTS = ("base", "option")
+
+
+def options_of(variant: str, sink: dict[str, str], option: dict[str, str]) -> dict[str, str]:
+    """The [sink.options] of a variant: --sink-option for both, --option over them for "option"."""
+    return {**sink, **option} if variant == "option" else dict(sink)
+
+
+def run_one(folder: Path, bootstrap: str, topic: str, table_type: str, options: dict[str, str], batch_size: int,
+            want: tuple[int, int], variant: str) -> dict:
+    """One `cdcsync run --once` of the topic in batches of `batch_size` into a table in `folder`, checked."""
+    cfg = run.cdcsync_config(folder, bootstrap, topic, table_type, name="ab", options=options,
+                             run_options={"max_records_per_batch": batch_size})
+    m = run._measured(f"cdcsync {variant}",
+                      [sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"])
+    summary = json.loads(m.stdout)
+    got = run._table_checksum(folder / "ab")
+    ok = got == want
+    return {"name": variant, "status": "WRONG" if not ok else run._status(m), "seconds": m.seconds, "cpu_s": m.cpu_s,
+            "peak_rss_mb": m.peak_rss_mb, "messages": summary["totals"]["messages"], "batches": summary["batches"],
+            "compactions": measure.compactions(folder / "ab"), "rows": got[0], "state_matches": ok}
+
+
+def compare(table: dict[str, dict]) -> dict:
+    """option/base: the ratio of the median rates (above 1: faster with the option) and of the median CPU times
+    (below 1: less CPU with the option)."""
+    out = {"rate_option_over_base": fair.ratio(table, "option", "base")}
+    cpu = [table.get(v, {}).get("cpu_median_s") for v in VARIANTS]
+    out["cpu_option_over_base"] = round(cpu[1] / cpu[0], 3) if all(cpu) else None
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="bench.ab", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", required=True,
+                    help="a [sink.options] entry of the second variant (repeatable)")
+    ap.add_argument("--sink-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="a [sink.options] entry of both variants (repeatable)")
+    ap.add_argument("--batches", type=int, default=20)
+    ap.add_argument("--batch-size", type=int, default=5000)
+    ap.add_argument("--keys", type=int, help="the workload's keys (default: a fifth of its events)")
+    ap.add_argument("--table", choices=list(run.TABLE_TYPES), default="MOR")
+    ap.add_argument("--rounds", type=int, default=3, help="runs of each variant, interleaved")
+    ap.add_argument("--bootstrap", help="use this broker instead of starting one")
+    ap.add_argument("--event-log", type=Path, metavar="DIR", help="keep every run's Spark event log in DIR")
+    args = ap.parse_args(argv)
+    if min(args.batches, args.batch_size, args.rounds) < 1:
+        ap.error("--batches, --batch-size and --rounds must be at least 1")
+    if args.event_log:
+        run.keep_event_logs(args.event_log)
+    option = dict(o.split("=", 1) for o in args.option)
+    sink = dict(o.split("=", 1) for o in args.sink_option)
+    events = args.batches * args.batch_size
+    w = Workload(events=events, keys=args.keys or max(1, events // 5))
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    work = run.ROOT / ".local" / "bench" / f"{stamp}-ab"
+    work.mkdir(parents=True)
+    broker = None
+    if not args.bootstrap:
+        from devtools.local_kafka import BrokerSpec, Listener, LocalBroker, free_port
+
+        broker = LocalBroker(BrokerSpec(work / "kafka", [Listener("PLAINTEXT", free_port())], heap="1g")).start()
+    bootstrap = args.bootstrap or broker.bootstrap
+    try:
+        uptime = {"start": run._uptime()}
+        topic = f"bench.ab.{stamp.lower()}"
+        produced = produce(bootstrap, topic, w)
+        want = checksum(final_state(w).values())
+        run.log(f"A/B {args.table}: {w.events:,} events over {w.keys:,} keys in batches of {args.batch_size:,}; "
+                f"option {option}, both {sink}; {args.rounds} rounds; produced {produced['messages']:,}, final state "
+                f"{want[0]:,} rows; {uptime['start']}")
+        runs = []
+        for i, variant in fair.interleave(list(VARIANTS), args.rounds):
+            folder = work / f"run{len(runs) + 1:03d}"
+            folder.mkdir()
+            load = os.getloadavg()
+            try:
+                r = run_one(folder, bootstrap, topic, run.TABLE_TYPES[args.table],
+                            options_of(variant, sink, option), args.batch_size, want, variant)
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+            runs.append({**r, "round": i, "load_before": [round(x, 2) for x in load]})
+            run.log(f"#{i} {variant}: {r['messages']:,} messages in {r['seconds']}s (CPU {r['cpu_s']}s), "
+                    f"{r['batches']} batches, {r['compactions']} compactions, peak {r['peak_rss_mb']} MB, state "
+                    f"{'matches' if r['state_matches'] else 'WRONG'}")
+        table = fair.summary(runs)
+        uptime["end"] = run._uptime()
+        report = {"when": stamp, "table": args.table, "option": option, "sink_options": sink,
+                  "workload": w.__dict__, "batch_size": args.batch_size, "rounds": args.rounds,
+                  "expected_rows": want[0], "uptime": uptime, "runs": runs, "summary": table, **compare(table)}
+        for variant, row in table.items():
+            if "median_s" in row:
+                run.log(f"{variant}: median {row['median_s']}s ({row['min_s']}-{row['max_s']}s), CPU "
+                        f"{row.get('cpu_median_s')}s, {row['records_per_s']:,} records/s")
+        run.log(f"option/base: rate {report['rate_option_over_base']}x, CPU {report['cpu_option_over_base']}x; "
+                f"{uptime['end']}")
+        run.RESULTS.mkdir(parents=True, exist_ok=True)
+        for name in (f"{stamp}-ab", "latest-ab"):
+            (run.RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
+        print(json.dumps(report, indent=2))
+        bad = [f"{r['name']} #{r['round']}" for r in runs if not r["state_matches"]]
+        if bad:
+            run.log(f"error: final state differs from the workload's for {bad}")
+            return 1
+        return 0
+    finally:
+        if broker:
+            broker.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
