@@ -15,10 +15,10 @@ def draw(report: dict, path: Path) -> None:
 
     table = {name: row for name, row in report["summary"].items() if "median_s" in row}
     names = list(table)[::-1]  # barh draws upwards: the first contender on top
-    rates = [table[n]["records_per_s"] for n in names]
+    rates = [table[n]["messages"] / table[n]["median_s"] for n in names]  # unrounded: the bar ends lie around it
     # the error bar: the rate of the slowest run and of the fastest
-    low = [r - table[n]["messages"] / table[n]["max_s"] for n, r in zip(names, rates, strict=True)]
-    high = [table[n]["messages"] / table[n]["min_s"] - r for n, r in zip(names, rates, strict=True)]
+    low = [max(0.0, r - table[n]["messages"] / table[n]["max_s"]) for n, r in zip(names, rates, strict=True)]
+    high = [max(0.0, table[n]["messages"] / table[n]["min_s"] - r) for n, r in zip(names, rates, strict=True)]
     colour = ["#3b7dd8" if n.startswith("cdcsync") else "#e08a2c" if n.startswith("peer-default") else
               "#d4b03a" if n.startswith("peer-tuned") else "#7a9a5a" if n.startswith("bound") else "#999999"
               for n in names]

@@ -61,3 +61,8 @@ def test_the_chart_draws_every_contenders_median_and_names_the_wrong_ones(tmp_pa
                                                       "peer-tuned": {"runs": 1, "wrong": 1}}}}
     chart.draw(report, tmp_path / "c.png")
     assert (tmp_path / "c.png").stat().st_size > 10_000
+    # a rate rounded up past the fastest run's (2,000 in 500.69 and 612.53 s: 3.6/s, rounded to 4) still draws
+    slow = [{"name": "cdcsync MOR multi-batch", "round": i, "status": "ok", "seconds": s, "messages": 2000,
+             "peak_rss_mb": 2600.0} for i, s in ((1, 612.53), (2, 500.69))]
+    chart.draw(report | {"summary": fair.summary(slow), "freshness": None}, tmp_path / "d.png")
+    assert (tmp_path / "d.png").exists()
