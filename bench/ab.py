@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from bench import fair, measure, run
+from bench.contenders import Source, cdcsync_config, log, measured, status, table_checksum
 from bench.workload import Workload, checksum, final_state, produce
 
 VARIANTS = ("base", "option")
@@ -37,17 +38,16 @@ def options_of(variant: str, sink: dict[str, str], option: dict[str, str]) -> di
     return {**sink, **option} if variant == "option" else dict(sink)
 
 
-def run_one(folder: Path, bootstrap: str, topic: str, table_type: str, options: dict[str, str], batch_size: int,
-            want: tuple[int, int], variant: str) -> dict:
-    """One `cdcsync run --once` of the topic in batches of `batch_size` into a table in `folder`, checked."""
-    cfg = run.cdcsync_config(folder, bootstrap, topic, table_type, name="ab", options=options,
-                             run_options={"max_records_per_batch": batch_size})
-    m = run._measured(f"cdcsync {variant}",
-                      [sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"])
+def run_one(folder: Path, src: Source, table_type: str, batch_size: int, variant: str) -> dict:
+    """One `cdcsync run --once` of the topic in batches of `batch_size` into a table in `folder` on the variant's
+    [sink.options] (`src.options`), checked."""
+    cfg = cdcsync_config(folder, src.bootstrap, src.topic, table_type, name="ab", options=src.options,
+                         run_options={"max_records_per_batch": batch_size})
+    m = measured(f"cdcsync {variant}", [sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"])
     summary = json.loads(m.stdout)
-    got = run._table_checksum(folder / "ab")
-    ok = got == want
-    return {"name": variant, "status": "WRONG" if not ok else run._status(m), "seconds": m.seconds, "cpu_s": m.cpu_s,
+    got = table_checksum(folder / "ab")
+    ok = got == src.want
+    return {"name": variant, "status": "WRONG" if not ok else status(m), "seconds": m.seconds, "cpu_s": m.cpu_s,
             "peak_rss_mb": m.peak_rss_mb, "messages": summary["totals"]["messages"], "batches": summary["batches"],
             "compactions": measure.compactions(folder / "ab"), "rows": got[0], "state_matches": ok}
 
@@ -93,11 +93,11 @@ def main(argv=None) -> int:
         broker = LocalBroker(BrokerSpec(work / "kafka", [Listener("PLAINTEXT", free_port())], heap="1g")).start()
     bootstrap = args.bootstrap or broker.bootstrap
     try:
-        uptime = {"start": run._uptime()}
+        uptime = {"start": run.uptime_line()}
         topic = f"bench.ab.{stamp.lower()}"
         produced = produce(bootstrap, topic, w)
         want = checksum(final_state(w).values())
-        run.log(f"A/B {args.table}: {w.events:,} events over {w.keys:,} keys in batches of {args.batch_size:,}; "
+        log(f"A/B {args.table}: {w.events:,} events over {w.keys:,} keys in batches of {args.batch_size:,}; "
                 f"option {option}, both {sink}; {args.rounds} rounds; produced {produced['messages']:,}, final state "
                 f"{want[0]:,} rows; {uptime['start']}")
         runs = []
@@ -106,24 +106,24 @@ def main(argv=None) -> int:
             folder.mkdir()
             load = os.getloadavg()
             try:
-                r = run_one(folder, bootstrap, topic, run.TABLE_TYPES[args.table],
-                            options_of(variant, sink, option), args.batch_size, want, variant)
+                mine = Source(bootstrap, topic, want, options_of(variant, sink, option))
+                r = run_one(folder, mine, run.TABLE_TYPES[args.table], args.batch_size, variant)
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
             runs.append({**r, "round": i, "load_before": [round(x, 2) for x in load]})
-            run.log(f"#{i} {variant}: {r['messages']:,} messages in {r['seconds']}s (CPU {r['cpu_s']}s), "
+            log(f"#{i} {variant}: {r['messages']:,} messages in {r['seconds']}s (CPU {r['cpu_s']}s), "
                     f"{r['batches']} batches, {r['compactions']} compactions, peak {r['peak_rss_mb']} MB, state "
                     f"{'matches' if r['state_matches'] else 'WRONG'}")
         table = fair.summary(runs)
-        uptime["end"] = run._uptime()
+        uptime["end"] = run.uptime_line()
         report = {"when": stamp, "table": args.table, "option": option, "sink_options": sink,
                   "workload": w.__dict__, "batch_size": args.batch_size, "rounds": args.rounds,
                   "expected_rows": want[0], "uptime": uptime, "runs": runs, "summary": table, **compare(table)}
         for variant, row in table.items():
             if "median_s" in row:
-                run.log(f"{variant}: median {row['median_s']}s ({row['min_s']}-{row['max_s']}s), CPU "
+                log(f"{variant}: median {row['median_s']}s ({row['min_s']}-{row['max_s']}s), CPU "
                         f"{row.get('cpu_median_s')}s, {row['records_per_s']:,} records/s")
-        run.log(f"option/base: rate {report['rate_option_over_base']}x, CPU {report['cpu_option_over_base']}x; "
+        log(f"option/base: rate {report['rate_option_over_base']}x, CPU {report['cpu_option_over_base']}x; "
                 f"{uptime['end']}")
         run.RESULTS.mkdir(parents=True, exist_ok=True)
         for name in (f"{stamp}-ab", "latest-ab"):
@@ -131,7 +131,7 @@ def main(argv=None) -> int:
         print(json.dumps(report, indent=2))
         bad = [f"{r['name']} #{r['round']}" for r in runs if not r["state_matches"]]
         if bad:
-            run.log(f"error: final state differs from the workload's for {bad}")
+            log(f"error: final state differs from the workload's for {bad}")
             return 1
         return 0
     finally:

@@ -4,21 +4,22 @@
     python -m bench.run --size full --only transform [--transform-rounds 3] [--transform-table MOR ...]
     python -m bench.run --size full --only tables [--tables-rounds 3]
 
-Writes bench/results/<time>-<size>.json and .png (and latest-<size>.*). Contenders: cdcsync run --once into MOR and
-COW; the peer (bench/peer.py: the hand-written streaming-sink job) into MOR and COW twice, "peer-default" with Hudi's
-defaults and "peer-tuned" with exactly the Hudi write options cdcsync uses (bench/fair.py reads them from cdcsync's
-own code); the bound (bench/bound.py: the least correct first load, one aggregation and a bulk_insert) into MOR and
-COW on the tuned options; cdcsync into MOR from the same workload in Avro (Confluent wire format, a local registry);
-cdcsync and both peers into MOR in 20 batches (cdcsync's max_records_per_batch = the peer's maxOffsetsPerTrigger),
-where log files and compactions happen; cdcsync into a MOR table already holding 20× the workload's keys
-(--grown-factor); the plain-Parquet floor. `--sink-option` reaches every Hudi contender. Every contender runs
---rounds times, interleaved (round 1: A B C …, round 2: A B C …), each run in a folder of its own that is removed
-after it; the report has every run, each contender's median, fastest and slowest run, and ratios of medians. Then
-the freshness run (bench/freshness.py) of cdcsync, peer-default and peer-tuned, as many rounds, interleaved; then the
-whole-database pair (bench/tables.py: N tables' changes in one topic, routed, serial against parallel commits,
-interleaved; full = 100 tables × 1,000 changes) into bench/results/<time>-<size>-tables.json (`--no-tables` leaves it
-out, `--only tables` runs it alone). A Hudi contender's run whose table differs from the workload's final state is
-reported WRONG (no figure), and the bench then exits with 1. `--only transform` runs the transform pair alone (bench/transform.py: cdcsync without and with a
+Writes bench/results/<time>-<size>.json and .png (and latest-<size>.*). The contenders (bench/contenders.py):
+cdcsync run --once into MOR and COW; the peer (bench/peer.py: the hand-written streaming-sink job) into MOR and COW
+twice, "peer-default" with Hudi's defaults and "peer-tuned" with exactly the Hudi write options cdcsync uses
+(bench/fair.py reads them from cdcsync's own code); the bound (bench/bound.py: the least correct first load, one
+aggregation and a bulk_insert) into MOR and COW on the tuned options; cdcsync into MOR from the same workload in Avro
+(Confluent wire format, a local registry); cdcsync and both peers into MOR in 20 batches (cdcsync's
+max_records_per_batch = the peers' maxOffsetsPerTrigger), where log files and compactions happen; cdcsync into a MOR
+table already holding 20× the workload's keys (--grown-factor); the plain-Parquet floor. `--sink-option` reaches
+every Hudi contender. Every contender runs --rounds times, interleaved (round 1: A B C …, round 2: A B C …), each run
+in a folder of its own that is removed after it; the report has every run, each contender's median, fastest and
+slowest run, and ratios of medians. Then the freshness run (bench/freshness.py) of cdcsync, peer-default and
+peer-tuned, as many rounds, interleaved; then the whole-database pair (bench/tables.py: N tables' changes in one
+topic, routed, serial against parallel commits, interleaved; full = 100 tables × 1,000 changes) into
+bench/results/<time>-<size>-tables.json (`--no-tables` leaves it out, `--only tables` runs it alone). A Hudi
+contender's run whose table differs from the workload's final state is reported WRONG (no figure), and the bench then
+exits with 1. `--only transform` runs the transform pair alone (bench/transform.py: cdcsync without and with a
 [transform] sql, interleaved) into bench/results/<time>-<size>-transform.json.
 """
 
@@ -32,248 +33,17 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
-from bench import fair, measure
+from bench import fair
+from bench.contenders import FLOOR, Source, cdcsync_config, contenders, log, measured, run_rounds, table_checksum
 from bench.freshness import Job
 from bench.freshness import measure as measure_freshness
 from bench.workload import Workload, checksum, final_state, produce
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-MULTI_BATCHES = 20  # the multi-batch variant: enough delta commits for several compactions
-GROWN_FIRST_ID = 100_000_000  # the grown table's own keys, apart from the workload's
-FLOOR = "Spark → Parquet (floor)"
-# the multi-batch variant's tables, every contender's: no file group counted small (Hudi would otherwise rewrite the
-# one small base file of a table this size each batch, as COPY_ON_WRITE does), so log files and compactions happen
-LOGS = {"hoodie.parquet.small.file.limit": "0"}
-
-
-def cdcsync_config(work: Path, bootstrap: str, topic: str, table_type: str, trigger: str = "10s",
-                   name: str | None = None, options: dict[str, str] | None = None, registry: str | None = None,
-                   run_options: dict[str, int] | None = None, partition_by: list[str] | None = None,
-                   transform_sql: str | None = None) -> Path:
-    """`registry`: the topic is in Avro, its schemas in this registry; `run_options`: more [run] settings;
-    `partition_by`: the table's partition columns; `transform_sql`: a [transform] sql."""
-    name = name or f"bench_{table_type.lower()}"
-    extra = "".join(f'"{k}" = "{v}"\n' for k, v in (options or {}).items())
-    run_extra = "".join(f"{k} = {v}\n" for k, v in (run_options or {}).items())
-    fmt = (f'format = "avro-confluent"\nkey_format = "avro-confluent"\nschema_registry_url = "{registry}"'
-           if registry else 'format = "debezium-json"')
-    partitions = f"partition_by = {json.dumps(partition_by)}\n" if partition_by else ""
-    transform = f"\n[transform]\nsql = {json.dumps(transform_sql)}\n" if transform_sql else ""
-    cfg = work / f"{name}.toml"
-    cfg.write_text(f"""[source]
-bootstrap_servers = "{bootstrap}"
-topics = ["{topic}"]
-{fmt}
-startup_mode = "earliest-offset"
-
-[sink]
-path = "{work / name}"
-table_name = "{name}"
-table_type = "{table_type}"
-primary_key = ["id"]
-{partitions}
-[sink.options]
-{extra}
-[run]
-checkpoint_dir = "{work / (name + '_ckpt')}"
-trigger_interval = "{trigger}"
-on_bad_record = "fail"
-{run_extra}
-[spark]
-master = "local[2]"
-{transform}""")
-    return cfg
-
-
-def run_cdcsync(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int],
-                options: dict[str, str], registry: str | None = None, variant: str = "",
-                run_options: dict[str, int] | None = None) -> dict:
-    """`variant`: a name for a run with other settings (multi-batch), or into another table (grown)."""
-    name = _table_name(table_type, registry, variant)
-    cfg = cdcsync_config(work, bootstrap, topic, table_type, name=name, options=options, registry=registry,
-                         run_options=run_options)
-    m = _measured(f"cdcsync {name}", [sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"])
-    summary = json.loads(m.stdout)
-    label = f"cdcsync {_kind(table_type)}" + (" Avro" if registry else "") + (f" {variant}" if variant else "")
-    return _checked(label, m, work / name, want, summary["totals"]["messages"], batches=summary["batches"],
-                    compactions=measure.compactions(work / name))
-
-
-def _measured(what: str, cmd: list[str]) -> measure.Measured:
-    """`cmd` run and measured; a contender that fails stops the bench with the end of its stderr."""
-    m = measure.run(cmd)
-    if m.returncode != 0:
-        raise RuntimeError(f"{what} failed ({m.returncode}):\n{m.stderr[-3000:]}")
-    return m
-
-
-def _checked(name: str, m: measure.Measured, table: Path, want: tuple[int, int], messages: int, **more) -> dict:
-    """A Hudi contender's result: its measurements, and its table read back by hudi-rs against `want`."""
-    got = _table_checksum(table)
-    return {"name": name, "status": _status(m), "seconds": m.seconds, "cpu_s": m.cpu_s, "peak_rss_mb": m.peak_rss_mb,
-            "messages": messages, **more, "rows": got[0], "checksum": got[1], "state_matches": got == want}
-
-
-def _status(m: measure.Measured) -> str:
-    """"HUNG" when a process the contender started outlived it holding its output and was killed (measure.run): no
-    figure is given for such a run; else "ok" (a run whose final state differs becomes "WRONG" after)."""
-    return "HUNG" if m.lingered else "ok"
-
-
-def _table_name(table_type: str, registry: str | None, variant: str) -> str:
-    return f"bench_{table_type.lower()}" + ("_avro" if registry else "") + (f"_{variant}" if variant else "").replace(
-        "-", "_")
-
-
-def run_peer(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int], mode: str,
-             options: dict[str, str], max_offsets: int | None = None) -> dict:
-    """The hand-written streaming-sink job (bench/peer.py) into its own table, checked like cdcsync's. `mode`:
-    "default" or "tuned", the name of `options`, the Hudi write options it takes over its own; `max_offsets`: its
-    maxOffsetsPerTrigger (the multi-batch variant)."""
-    variant = "multi-batch" if max_offsets else ""
-    path = work / (f"peer_{mode}_{table_type.lower()}" + ("_multi_batch" if variant else ""))
-    more = ["--max-offsets", str(max_offsets)] if max_offsets else []
-    m = _measured(f"peer-{mode} {table_type}", [sys.executable, "-m", "bench.peer", bootstrap, topic, str(path),
-                                                table_type, "--options", json.dumps(options), *more])
-    out = json.loads(m.stdout.strip().splitlines()[-1])
-    return _checked(f"peer-{mode} {_kind(table_type)}" + (f" {variant}" if variant else ""), m, path, want,
-                    out["messages"], batches=out["batches"], compactions=measure.compactions(path))
-
-
-def run_bound(work: Path, bootstrap: str, topic: str, table_type: str, want: tuple[int, int], messages: int,
-              options: dict[str, str]) -> dict:
-    """The least correct first load (bench/bound.py) into its own table on the tuned `options`, checked like the
-    others; `messages`: the topic's, which it reads whole."""
-    path = work / f"bound_{table_type.lower()}"
-    m = _measured(f"bound-tuned {table_type}", [sys.executable, "-m", "bench.bound", bootstrap, topic, str(path),
-                                                table_type, json.dumps(options)])
-    return _checked(f"bound-tuned {_kind(table_type)}", m, path, want, messages)
-
-
-def seed_grown(work: Path, bootstrap: str, topic: str, w: Workload, options: dict[str, str],
-               factor: int) -> tuple[Path, tuple[int, int]]:
-    """The grown variant's starting point, made once (unmeasured) in `work`: a MERGE_ON_READ table holding `factor` ×
-    the workload's keys (other keys, loaded by cdcsync from a topic of inserts); returns `work` and the state the
-    workload's upserts into it must leave."""
-    seed = Workload(events=w.keys * factor, keys=w.keys * factor, update_share=0.0, delete_share=0.0,
-                    partitions=w.partitions, seed=w.seed + 1, first_id=GROWN_FIRST_ID)
-    seed_topic = topic + ".seed"
-    produce(bootstrap, seed_topic, seed)
-    work.mkdir(parents=True, exist_ok=True)
-    name = _table_name("MERGE_ON_READ", None, "grown")
-    cfg = cdcsync_config(work, bootstrap, seed_topic, "MERGE_ON_READ", name=name, options=options,
-                         run_options={"max_records_per_batch": max(w.events, 1)})
-    t0 = time.monotonic()
-    _measured(f"cdcsync seeding {name}", [sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"])
-    log(f"grown table: {seed.keys:,} keys loaded in {time.monotonic() - t0:.1f}s")
-    cfg.unlink()
-    have, want = checksum(final_state(seed).values()), checksum(final_state(w).values())
-    return work, (have[0] + want[0], (have[1] + want[1]) % (1 << 61))
-
-
-def run_grown(work: Path, bootstrap: str, topic: str, seeded: Path, want: tuple[int, int],
-              options: dict[str, str], keys_before: int) -> dict:
-    """The workload into a copy, in `work`, of the table `seeded` holds (its checkpoint folder too): the upserts'
-    cost should not grow with the table."""
-    shutil.copytree(seeded, work, dirs_exist_ok=True)
-    out = run_cdcsync(work, bootstrap, topic, "MERGE_ON_READ", want, options, variant="grown")
-    return out | {"table_keys_before": keys_before}
-
-
-@dataclass(frozen=True)
-class Contender:
-    """One contender of the throughput runs: its name, how it runs in a folder of its own (→ its result), and the
-    Hudi write options it is given over its own (None: not a Hudi writer; cdcsync's: those it sets itself)."""
-
-    name: str
-    run: Callable[[Path], dict]
-    options: dict[str, str] | None = None
-
-
-def contenders(work: Path, bootstrap: str, topic: str, w: Workload, want: tuple[int, int], messages: int,
-               options: dict[str, str], args, setup: dict) -> list[Contender]:
-    """The contenders `args` ask for, in the order each round runs them. `setup` gets what they share beyond the
-    workload's topic (the Avro topic's registry, the grown table's seed) for the caller to stop and remove."""
-    out = []
-    configs = work / "configs"
-    configs.mkdir(parents=True, exist_ok=True)
-
-    def tuned(table_type: str, rows: int, more: dict[str, str] | None = None,
-              run_options: dict[str, int] | None = None) -> dict[str, str]:
-        """cdcsync's own write options for its config of this variant (bench/fair.py), then --sink-option."""
-        cfg = cdcsync_config(configs, bootstrap, topic, table_type, options={**options, **(more or {})},
-                             run_options=run_options)
-        return fair.tuned_options(cfg, rows) | options
-
-    for table_type in () if args.no_single_batch else ("MERGE_ON_READ", "COPY_ON_WRITE"):
-        kind, mine = _kind(table_type), tuned(table_type, w.events)
-        out += [Contender(f"cdcsync {kind}", lambda d, t=table_type: run_cdcsync(d, bootstrap, topic, t, want,
-                                                                                 options), mine),
-                Contender(f"peer-default {kind}", lambda d, t=table_type: run_peer(d, bootstrap, topic, t, want,
-                                                                                   "default", options), options),
-                Contender(f"peer-tuned {kind}", lambda d, t=table_type, o=mine: run_peer(d, bootstrap, topic, t,
-                                                                                         want, "tuned", o), mine),
-                Contender(f"bound-tuned {kind}", lambda d, t=table_type, o=mine: run_bound(d, bootstrap, topic, t,
-                                                                                           want, messages, o), mine)]
-    if not args.no_avro:
-        from bench.avro import AvroEncoder
-        from devtools.local_registry import LocalRegistry
-
-        registry = setup["registry"] = LocalRegistry(work / "registry").start()
-        produce(bootstrap, topic + ".avro", w, AvroEncoder(registry.url, topic + ".avro"))
-        out.append(Contender("cdcsync MOR Avro", lambda d: run_cdcsync(d, bootstrap, topic + ".avro", "MERGE_ON_READ",
-                                                                       want, options, registry=registry.url),
-                             tuned("MERGE_ON_READ", w.events)))
-    if not args.no_multi_batch:
-        # cdcsync's max_records_per_batch = the peers' maxOffsetsPerTrigger
-        per = -(-w.events // MULTI_BATCHES)
-        batches = {"max_records_per_batch": per}
-        mine = tuned("MERGE_ON_READ", per, LOGS, batches)
-        out += [Contender("cdcsync MOR multi-batch", lambda d: run_cdcsync(
-                    d, bootstrap, topic, "MERGE_ON_READ", want, {**options, **LOGS}, variant="multi-batch",
-                    run_options=batches), mine),
-                Contender("peer-default MOR multi-batch", lambda d: run_peer(
-                    d, bootstrap, topic, "MERGE_ON_READ", want, "default", {**options, **LOGS}, max_offsets=per),
-                          {**options, **LOGS}),
-                Contender("peer-tuned MOR multi-batch", lambda d: run_peer(
-                    d, bootstrap, topic, "MERGE_ON_READ", want, "tuned", mine, max_offsets=per), mine)]
-    if args.grown_factor:
-        seeded, grown = seed_grown(work / "grown_seed", bootstrap, topic, w, options, args.grown_factor)
-        setup["grown_seed"] = seeded
-        out.append(Contender("cdcsync MOR grown", lambda d: run_grown(d, bootstrap, topic, seeded, grown, options,
-                                                                      w.keys * args.grown_factor),
-                             tuned("MERGE_ON_READ", w.events)))
-    out.append(Contender(FLOOR, lambda d: run_floor(d, bootstrap, topic)))
-    return out
-
-
-def run_rounds(work: Path, entries: list[Contender], rounds: int) -> list[dict]:
-    """Every contender `rounds` times, interleaved, each run in a folder of its own, removed after it; a run whose
-    table differs from the workload's final state is WRONG, and has no rate."""
-    runs = []
-    for i, c in fair.interleave(entries, rounds):
-        folder = work / f"run{len(runs) + 1:03d}"
-        folder.mkdir(parents=True)
-        load = os.getloadavg()
-        try:
-            r = c.run(folder)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-        r = {**r, "round": i, "load_before": [round(x, 2) for x in load]}
-        if r.get("state_matches") is False:
-            r["status"] = "WRONG"  # a figure for a wrong table would be a lie: none is given
-        if r["status"] == "ok":
-            r["records_per_s"] = round(r["messages"] / r["seconds"])
-        runs.append(r)
-        log(f"#{i} " + _line(r))
-    return runs
-
-
 TABLE_TYPES = {"MOR": "MERGE_ON_READ", "COW": "COPY_ON_WRITE"}
 
 
@@ -304,8 +74,8 @@ def run_transform(work: Path, bootstrap: str, stamp: str, size: str, options: di
                 more = {"partition_by": tf.PARTITION_BY, "transform_sql": tf.SQL} if variant == "transform" else {}
                 mine = {**options, **(transform_options or {})} if more else options
                 cfg = cdcsync_config(work, bootstrap, topic, TABLE_TYPES[kind], name=name, options=mine, **more)
-                m = _measured(f"cdcsync {name}", [sys.executable, "-m", "cdcsync", "run", str(cfg), "--once",
-                                                  "--json", "-q"])
+                m = measured(f"cdcsync {name}", [sys.executable, "-m", "cdcsync", "run", str(cfg), "--once",
+                                                 "--json", "-q"])
                 totals = json.loads(m.stdout)["totals"]
                 got = tf.table_state(work / name)
                 ok = tf.verdict(got, want, folders) if more else tf.verdict(got, plain, set())
@@ -325,27 +95,6 @@ def run_transform(work: Path, bootstrap: str, stamp: str, size: str, options: di
             produced["messages"], "expected_rows": {"plain": plain[0], "transform": want[0]},
             "expected_partitions": len(folders), "order": "plain, transform, then transform, plain, … per table type",
             "runs": runs, "summary": tf.summary(runs)}
-
-
-def _table_checksum(path: Path) -> tuple[int, int]:
-    """hudi-rs's reading of a table, as (rows, checksum): the independent check of every Hudi contender."""
-    import pyarrow as pa
-    from hudi import HudiTableBuilder
-
-    table = HudiTableBuilder.from_base_uri(str(path)).build()
-    rows = pa.Table.from_batches(table.read()).select(["id", "name", "segment", "balance_cents", "updated_at"])
-    return checksum(rows.to_pylist())
-
-
-def _kind(table_type: str) -> str:
-    return "MOR" if table_type == "MERGE_ON_READ" else "COW"
-
-
-def run_floor(work: Path, bootstrap: str, topic: str) -> dict:
-    m = _measured("parquet floor", [sys.executable, "-m", "bench.floor", bootstrap, topic, str(work / "floor_parquet")])
-    out = json.loads(m.stdout.strip().splitlines()[-1])
-    return {"name": FLOOR, "status": _status(m), "seconds": m.seconds, "cpu_s": m.cpu_s, "peak_rss_mb": m.peak_rss_mb,
-            "messages": out["rows"], "rows": out["rows"]}
 
 
 def main(argv=None) -> int:
@@ -407,7 +156,7 @@ def main(argv=None) -> int:
             if bad:
                 log(f"error: final state differs from the workload's for {bad}")
             return 1 if bad else 0
-        uptime = {"start": _uptime()}
+        uptime = {"start": uptime_line()}
         log(f"workload {args.size}: {w.events:,} events over {w.keys:,} keys, {w.partitions} partitions; "
             f"{args.rounds} rounds; {uptime['start']}")
         topic = f"bench.customer.{stamp.lower()}"
@@ -416,7 +165,8 @@ def main(argv=None) -> int:
         log(f"produced {produced['messages']:,} in {produced['seconds']}s; final state {want[0]:,} rows")
         runs, entries = [], []
         if args.only != "freshness":
-            entries = contenders(work, bootstrap, topic, w, want, produced["messages"], options, args, setup)
+            src = Source(bootstrap, topic, want, options)
+            entries = contenders(work, src, w, produced["messages"], args, setup)
             log("each round: " + ", ".join(c.name for c in entries))
             runs = run_rounds(work, entries, args.rounds)
         table = fair.summary(runs)
@@ -425,7 +175,7 @@ def main(argv=None) -> int:
             freshness = run_freshness_rounds(work, bootstrap, topic, options, args)
         tables = run_tables(work, bootstrap, stamp, args.size, args.tables_rounds) \
             if args.only is None and not args.no_tables else None
-        uptime["end"] = _uptime()
+        uptime["end"] = uptime_line()
         report = {"when": stamp, "size": args.size, "rounds": args.rounds, "sink_options": options,
                   "hudi_options": {c.name: c.options for c in entries if c.options is not None},
                   "order": [c.name for c in entries], "workload": w.__dict__, "expected_rows": want[0],
@@ -465,7 +215,7 @@ def main(argv=None) -> int:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _uptime() -> str:
+def uptime_line() -> str:
     """`uptime`'s line: how loaded the machine was (the bench shares it)."""
     try:
         return subprocess.run(["uptime"], capture_output=True, text=True, timeout=10).stdout.strip()
@@ -580,7 +330,7 @@ def run_freshness(bootstrap: str, topic: str, job: Job, args) -> dict:
     """One freshness run of `job` on `topic`, checked like the others."""
     out = {"job": job.name, "load_before": [round(x, 2) for x in os.getloadavg()]} | measure_freshness(
         bootstrap, topic, job, args.freshness_rate, args.freshness_seconds,
-        check=lambda table: _table_checksum(Path(table)))
+        check=lambda table: table_checksum(Path(table)))
     if out["state_matches"] is False:
         out["status"] = "WRONG"
     log(f"freshness {job.name}: p50 {out['p50_s']}s p95 {out['p95_s']}s p99 {out['p99_s']}s over {out['records']:,}, "
@@ -618,18 +368,6 @@ def write(report: dict, name: str) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
     draw(report, RESULTS / f"{name}.png")
-
-
-def _line(r: dict) -> str:
-    extra = f", state {'matches' if r['state_matches'] else 'WRONG'}" if "state_matches" in r else ""
-    if "compactions" in r:
-        extra = f", {r['batches']} batches, {r['compactions']} compactions" + extra
-    return (f"{r['name']}: {r['messages']:,} messages in {r['seconds']}s (CPU {r.get('cpu_s')}s), peak "
-            f"{r['peak_rss_mb']} MB{extra}")
-
-
-def log(text: str) -> None:
-    print(f"{time.strftime('%H:%M:%S')} {text}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

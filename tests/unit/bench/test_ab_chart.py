@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bench import ab, chart, fair, run
+from bench import ab, chart, contenders, fair, run
 
 
 def test_the_option_goes_to_the_second_variant_only_and_the_sink_options_to_both():
@@ -23,10 +23,11 @@ def test_the_ab_runs_interleave_and_report_the_ratio_of_the_medians(monkeypatch,
     seconds = {"base": [10.0, 12.0, 30.0], "option": [8.0, 9.0, 7.0]}
     got = []
 
-    def one(folder, bootstrap, topic, table_type, options, batch_size, want, variant):
+    def one(folder, src, table_type, batch_size, variant):
         assert folder.is_dir() and table_type == "COPY_ON_WRITE" and batch_size == 100
+        assert src.topic.startswith("bench.ab.") and src.bootstrap == "b:9092"
         n = sum(g[0] == variant for g in got)
-        got.append((variant, options))
+        got.append((variant, src.options))
         return {"name": variant, "status": "ok", "seconds": seconds[variant][n], "cpu_s": 4.0 if variant == "base"
                 else 3.0, "peak_rss_mb": 1.0, "messages": 300, "batches": 3, "compactions": 0, "rows": 60,
                 "state_matches": True}
@@ -54,7 +55,7 @@ def test_the_chart_draws_every_contenders_median_and_names_the_wrong_ones(tmp_pa
     runs = [{"name": n, "round": i, "status": "WRONG" if (n, i) == ("bound-tuned MOR", 2) else "ok",
              "seconds": s * i, "messages": 1000, "peak_rss_mb": 900.0, "cpu_s": 3.0}
             for i in (1, 2, 3) for n, s in (("cdcsync MOR", 4.0), ("peer-default MOR", 3.0),
-                                            ("peer-tuned MOR", 3.5), ("bound-tuned MOR", 2.0), (run.FLOOR, 1.0))]
+                                            ("peer-tuned MOR", 3.5), ("bound-tuned MOR", 2.0), (contenders.FLOOR, 1.0))]
     report = {"rounds": 3, "summary": fair.summary(runs), "workload": {"events": 1000, "keys": 200, "partitions": 4},
               "machine": {"cpus": 2, "memory_mb": 24000},
               "freshness": {"rate": 2000, "summary": {"cdcsync": {"p50_s": {"median": 5.0}, "p95_s": {"median": 9.0}},

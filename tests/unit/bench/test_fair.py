@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from bench import fair, run
+from bench import contenders, fair
 from cdcsync.sinks import hudi
 
 
 def _config(tmp_path, table_type="MERGE_ON_READ", options=None, run_options=None):
-    return run.cdcsync_config(tmp_path, "b:9092", "t", table_type, options=options, run_options=run_options)
+    return contenders.cdcsync_config(tmp_path, "b:9092", "t", table_type, options=options, run_options=run_options)
 
 
 def test_the_tuned_options_are_cdcsyncs_own_for_its_config_less_what_names_the_table(tmp_path):

@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from bench import fair, run
+from bench import contenders, fair, run
 from cdcsync.sinks import hudi
 
 
@@ -32,33 +32,33 @@ def _bench(monkeypatch, tmp_path, seconds=None):
         return {"name": name, "status": "ok", "messages": 1000, "seconds": seconds.get(name, [1.0] * 9)[n],
                 "cpu_s": 1.0, "peak_rss_mb": 1.0}
 
-    def cdcsync(d, b, t, tt, want, options, registry=None, variant="", run_options=None):
-        name = f"cdcsync {run._kind(tt)}" + (" Avro" if registry else "") + (f" {variant}" if variant else "")
+    def cdcsync(d, src, tt, registry=None, variant="", run_options=None):
+        name = f"cdcsync {contenders.kind(tt)}" + (" Avro" if registry else "") + (f" {variant}" if variant else "")
         out = result(name, d)
-        calls.append((name, options, run_options))
+        calls.append((name, src.options, run_options))
         return out
 
-    def peer(d, b, t, tt, want, mode, options, max_offsets=None):
-        name = f"peer-{mode} {run._kind(tt)}" + (" multi-batch" if max_offsets else "")
+    def peer(d, src, tt, mode, options, max_offsets=None):
+        name = f"peer-{mode} {contenders.kind(tt)}" + (" multi-batch" if max_offsets else "")
         out = result(name, d)
         calls.append((name, options, max_offsets))
         return out
 
-    def bound(d, b, t, tt, want, messages, options):
-        out = result(f"bound-tuned {run._kind(tt)}", d)
+    def bound(d, src, tt, messages, options):
+        out = result(f"bound-tuned {contenders.kind(tt)}", d)
         calls.append((out["name"], options, messages))
         return out
 
-    def floor(d, b, t):
-        out = result(run.FLOOR, d)
-        calls.append((run.FLOOR, None, None))
+    def floor(d, src):
+        out = result(contenders.FLOOR, d)
+        calls.append((contenders.FLOOR, None, None))
         return out
 
     monkeypatch.setitem(sys.modules, "matplotlib", types.ModuleType("matplotlib"))  # the chart is not drawn here
     monkeypatch.setattr(run, "ROOT", tmp_path)
     monkeypatch.setattr(run, "produce", lambda *a: {"messages": 7, "seconds": 0.1})
     for name, fake in (("run_cdcsync", cdcsync), ("run_peer", peer), ("run_bound", bound), ("run_floor", floor)):
-        monkeypatch.setattr(run, name, fake)
+        monkeypatch.setattr(contenders, name, fake)
     monkeypatch.setattr(run, "write", lambda report, name: reports.append(report))
     return calls, reports
 
@@ -70,13 +70,13 @@ def test_no_single_batch_runs_the_multi_batch_contenders_alone_each_on_the_same_
     calls, reports = _bench(monkeypatch, tmp_path)
     assert run.main([*BASE, "--no-single-batch", "--rounds", "1", "--sink-option", "hoodie.x=y"]) == 0
     assert [c[0] for c in calls] == ["cdcsync MOR multi-batch", "peer-default MOR multi-batch",
-                                     "peer-tuned MOR multi-batch", run.FLOOR]
-    per = -(-2000 // run.MULTI_BATCHES)  # the tiny workload's events, in MULTI_BATCHES batches
+                                     "peer-tuned MOR multi-batch", contenders.FLOOR]
+    per = -(-2000 // contenders.MULTI_BATCHES)  # the tiny workload's events, in MULTI_BATCHES batches
     mine, default, tuned = calls[0][1], calls[1][1], calls[2][1]
     assert calls[0][2] == {"max_records_per_batch": per} and calls[1][2] == calls[2][2] == per
-    assert mine == default == {"hoodie.x": "y", **run.LOGS}
-    assert tuned == {**fair.tuned_options(run.cdcsync_config(tmp_path, "b:1", "t", "MERGE_ON_READ", options=mine), per),
-                     **mine}
+    assert mine == default == {"hoodie.x": "y", **contenders.LOGS}
+    cfg = contenders.cdcsync_config(tmp_path, "b:1", "t", "MERGE_ON_READ", options=mine)
+    assert tuned == {**fair.tuned_options(cfg, per), **mine}
     assert reports[0]["hudi_options"]["peer-tuned MOR multi-batch"] == tuned
 
 
@@ -86,7 +86,7 @@ def test_every_contender_runs_each_round_interleaved_and_the_ratios_are_of_media
                                                             "peer-default MOR": [6.0, 6.0, 6.0]})
     assert run.main([*BASE, "--no-multi-batch", "--rounds", "3", "--sink-option", "hoodie.index.type=BUCKET"]) == 0
     one = ["cdcsync MOR", "peer-default MOR", "peer-tuned MOR", "bound-tuned MOR", "cdcsync COW", "peer-default COW",
-           "peer-tuned COW", "bound-tuned COW", run.FLOOR]
+           "peer-tuned COW", "bound-tuned COW", contenders.FLOOR]
     assert [c[0] for c in calls] == one * 3
     report = reports[0]
     assert report["order"] == one and [(r["round"], r["name"]) for r in report["runs"]] == fair.interleave(one, 3)
@@ -109,13 +109,13 @@ def test_every_contender_runs_each_round_interleaved_and_the_ratios_are_of_media
 
 def test_a_wrong_final_state_leaves_the_run_out_of_the_figures_and_fails_the_bench(monkeypatch, tmp_path):
     calls, reports = _bench(monkeypatch, tmp_path)
-    real = run.run_bound
+    real = contenders.run_bound
 
     def wrong_once(*a, **k):
         out = real(*a, **k)
         return out | {"state_matches": len(calls) > 5}
 
-    monkeypatch.setattr(run, "run_bound", wrong_once)
+    monkeypatch.setattr(contenders, "run_bound", wrong_once)
     assert run.main([*BASE, "--no-multi-batch", "--rounds", "2"]) == 1
     row = reports[0]["summary"]["bound-tuned MOR"]
     assert row["runs"] == 2 and row["wrong"] == 1 and row["median_s"] == 1.0
@@ -175,8 +175,10 @@ def test_only_transform_runs_the_pair_alone_without_the_chart(monkeypatch, tmp_p
         return {"runs": [{"table": "COW", "variant": "plain", "round": 1, "ok": True}], "summary": {}}
 
     monkeypatch.setattr(run, "run_transform", pair)
-    for other in ("produce", "run_cdcsync", "run_peer", "run_bound", "run_floor", "run_freshness"):
+    for other in ("produce", "run_freshness"):
         monkeypatch.setattr(run, other, None)  # any of them called would fail
+    for other in ("run_cdcsync", "run_peer", "run_bound", "run_floor"):
+        monkeypatch.setattr(contenders, other, None)
     args = ["--size", "tiny", "--bootstrap", "b:9092", "--only", "transform", "--transform-rounds", "5"]
     assert run.main([*args, "--transform-table", "COW", "--transform-sink-option", "hoodie.a=b"]) == 0
     assert run.main(args) == 0
