@@ -17,6 +17,9 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 from types import SimpleNamespace
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def tuned_options(config: Path, rows: int | None) -> dict[str, str]:
@@ -24,7 +27,7 @@ def tuned_options(config: Path, rows: int | None) -> dict[str, str]:
     sets them: the config's [sink] and [sink.options], its [spark] master, the shuffle width its session starts with
     (cdcsync.runtime.session's BASE_CONF, unless [spark] sets one); without the options naming the table, its columns
     and the operation (cdcsync.sinks.hudi.NAMING), nor those wiring its compaction mode to its own compactor
-    (COMPACTION_WIRING), unless [sink.options] set them."""
+    (`compaction_wiring`), unless [sink.options] set them."""
     from cdcsync.config import load_config
     from cdcsync.runtime.session import BASE_CONF, config_conf
     from cdcsync.sinks import hudi
@@ -51,9 +54,9 @@ def session_like(master: str, conf: dict[str, str]):
     return SimpleNamespace(sparkContext=SimpleNamespace(master=master), conf=SimpleNamespace(get=conf.__getitem__))
 
 
-def interleave(names: list[str], rounds: int) -> list[tuple[int, str]]:
+def interleave(contenders: list[T], rounds: int) -> list[tuple[int, T]]:
     """(round, contender) in the order they run: every contender once per round, in the same order each round."""
-    return [(i, name) for i in range(1, rounds + 1) for name in names]
+    return [(i, c) for i in range(1, rounds + 1) for c in contenders]
 
 
 def summary(runs: list[dict]) -> dict[str, dict]:
