@@ -159,6 +159,8 @@ def main(argv=None) -> int:
         uptime = {"start": uptime_line()}
         log(f"workload {args.size}: {w.events:,} events over {w.keys:,} keys, {w.partitions} partitions; "
             f"{args.rounds} rounds; {uptime['start']}")
+        if args.rounds < 3:  # issue 47: a median of one or two runs is no figure to cite
+            log(f"warning: {args.rounds} round(s): the fair bench runs each contender at least 3 times")
         topic = f"bench.customer.{stamp.lower()}"
         produced = produce(bootstrap, topic, w)
         want = checksum(final_state(w).values())
