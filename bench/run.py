@@ -106,7 +106,8 @@ def main(argv=None) -> int:
     ap.add_argument("--freshness-seconds", type=int, default=60, help="0 skips the freshness run")
     ap.add_argument("--freshness-rate", type=int, default=2000)
     ap.add_argument("--sink-option", action="append", default=[], metavar="KEY=VALUE",
-                    help="a hoodie.* write option for every Hudi contender's tables (repeatable), to compare settings")
+                    help="a hoodie.* write option for every Hudi contender's tables (repeatable), to compare settings; "
+                         "not the whole-database pair's")
     ap.add_argument("--only", choices=["throughput", "freshness", "transform", "tables"],
                     help="run one half, the transform pair alone (it runs only so), or the whole-database pair")
     ap.add_argument("--no-tables", action="store_true", help="skip the whole-database pair")
