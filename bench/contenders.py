@@ -207,9 +207,9 @@ class Contender:
 
 
 def contenders(work: Path, src: Source, w: Workload, messages: int, args, setup: dict) -> list[Contender]:
-    """The contenders `args` ask for, in the order each round runs them; `messages`: the topic's. `setup` gets what
-    they share beyond the workload's topic (the Avro topic's registry, the grown table's seed) for the caller to stop
-    and remove."""
+    """The contenders `args` ask for, in the order each round runs them; `messages`: the topic's. What they share
+    beyond the workload's topic is made here, in `work` (the Avro topic, the grown table's seed); `setup` gets the
+    Avro topic's registry, for the caller to stop."""
     out = []
     configs = work / "configs"
     configs.mkdir(parents=True, exist_ok=True)
@@ -252,8 +252,7 @@ def contenders(work: Path, src: Source, w: Workload, messages: int, args, setup:
                 Contender("peer-tuned MOR multi-batch", lambda d: run_peer(
                     d, logs, "MERGE_ON_READ", "tuned", mine, max_offsets=per), mine)]
     if args.grown_factor:
-        seeded, grown = seed_grown(work / "grown_seed", src, w, args.grown_factor)
-        setup["grown_seed"] = seeded
+        seeded, grown = seed_grown(work / "grown_seed", src, w, args.grown_factor)  # removed with `work`
         out.append(Contender("cdcsync MOR grown", lambda d: run_grown(d, replace(src, want=grown), seeded,
                                                                       w.keys * args.grown_factor),
                              tuned("MERGE_ON_READ", w.events)))
