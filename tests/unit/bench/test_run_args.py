@@ -184,3 +184,47 @@ def test_only_transform_runs_the_pair_alone_without_the_chart(monkeypatch, tmp_p
     assert run.main(args) == 0
     assert called == [("tiny", 5, ["COW"], {"hoodie.a": "b"}), ("tiny", 5, ["MOR", "COW"], {})]
     assert (tmp_path / "results" / "latest-tiny-transform.json").exists()
+
+
+def test_the_avro_and_grown_contenders_read_their_own_topic_and_final_state_on_the_sink_options(monkeypatch,
+                                                                                                  tmp_path):
+    from bench import avro
+    from devtools import local_registry
+
+    calls, reports = _bench(monkeypatch, tmp_path)
+    got = []
+    fake = contenders.run_cdcsync
+
+    def cdcsync(d, src, tt, registry=None, variant="", run_options=None):
+        got.append((variant or ("avro" if registry else ""), src, registry))
+        return fake(d, src, tt, registry, variant, run_options)
+
+    class Registry:
+        url = "http://registry"
+
+        def __init__(self, folder):
+            pass
+
+        def start(self):
+            return self
+
+        def stop(self):
+            got.append(("stopped", None, None))
+
+    seed = tmp_path / "seed"
+    (seed / "bench_merge_on_read_grown").mkdir(parents=True)
+    produced = []
+    monkeypatch.setattr(contenders, "run_cdcsync", cdcsync)
+    monkeypatch.setattr(contenders, "produce", lambda b, topic, w, encoder=None: produced.append(topic))
+    monkeypatch.setattr(contenders, "seed_grown", lambda work, src, w, factor: (seed, (5, 6)))
+    monkeypatch.setattr(local_registry, "LocalRegistry", Registry)
+    monkeypatch.setattr(avro, "AvroEncoder", lambda url, topic: (url, topic))
+    args = ["--size", "tiny", "--bootstrap", "b:9092", "--only", "throughput", "--no-single-batch", "--no-multi-batch",
+            "--rounds", "1", "--sink-option", "hoodie.x=y"]
+    assert run.main(args) == 0
+    (_, avro_src, url), (_, grown_src, _), stopped = got
+    assert url == "http://registry" and avro_src.topic.endswith(".avro") and produced == [avro_src.topic]
+    assert avro_src.options == grown_src.options == {"hoodie.x": "y"} and stopped[0] == "stopped"
+    assert grown_src.want == (5, 6) and grown_src.topic == avro_src.topic.removesuffix(".avro")
+    assert [c[0] for c in calls] == ["cdcsync MOR Avro", "cdcsync MOR grown", contenders.FLOOR]
+    assert reports[0]["runs"][1]["table_keys_before"] == 400 * 20  # the tiny workload's keys × --grown-factor
