@@ -1,9 +1,10 @@
 """Every column name a batch carries on its way to the table, spelled once.
 
-A batch flows one way: decoded (formats/spark/) → typed (schema/spark/) → classified (stages/classify.py, the
-ledger) → the write set (sinks/). Each stage adds the columns listed under it here and reads those of the stages
-before; the working columns one step adds and drops again are listed with it. tests/unit/test_columns.py keeps
-every other module of cdcsync/ free of these names as string literals.
+A batch flows one way: decoded (formats/spark/) → typed (stages/typed.py, schema/spark/) → classified
+(stages/classified.py: classes, the ledger) → the write set (stages/write_set.py, sinks/). Each stage adds the
+columns listed under it here and reads those of the stages before; the working columns one step adds and drops
+again are listed with it. tests/unit/test_columns.py keeps every other module of cdcsync/ free of these names as
+string literals.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ BEFORE = "_b"  # formats/spark/position.py: the server of the change before
 ROUTE = "_route"
 TARGET = "_target"
 
-# The typed batch (schema/spark/, engine/batch.py).
+# The typed batch (schema/spark/, stages/typed.py).
 TYPED = "_t"  # the row image typed as the table's columns, a struct
 CAST_BAD = "_cast_bad"  # the columns whose value did not convert
 MISFIT = "_misfit"  # the row does not fit the columns already known (the batch is typed again, inferred)

@@ -1,5 +1,5 @@
-"""Stage 3 of a batch: every decoded record gets its class (upserted, deleted, skipped, bad) and, when bad, a
-reason code and detail. Also decides the table's primary key when the config names none."""
+"""The columns of stage 3 (classified.py): every typed record gets its class (upserted, deleted, skipped, bad)
+and, when bad, a reason code and detail. Also decides the table's primary key when the config names none."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The table's columns after [transform] sql, typed without a JVM (`infer-schema`): sqlglot qualifies the SELECT over
-the view `source` typed as the run types it (engine/batch.py `_view`: the source's columns as ColumnType.spark_ddl(),
+the view `source` typed as the run types it (stages/typed.py `view`: the source's columns as ColumnType.spark_ddl(),
 a [schema.columns] column no change carried yet, then the metadata columns as Spark's Kafka source types them) and
 annotates each output column, with Spark 3.5's (non-ANSI) rules where sqlglot's differ, each checked against a local
 Spark 3.5.7: numeric literals (1.5 is DECIMAL(2,1)), decimal arithmetic (DecimalPrecision), a string in arithmetic,
