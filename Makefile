@@ -11,8 +11,9 @@ REGISTRY_PORT ?= 8081
 BENCH_SIZE ?= smoke
 BENCH_ARGS ?=
 AB_ARGS ?=
+CRON_ARGS ?=
 
-.PHONY: help setup prereqs bundles jars-lock kafka-up kafka-down registry-up registry-down test test-prereqs soak test-unit test-integration conformance demo demo-avro bench bench-ab ab-args lint docs clean
+.PHONY: help setup prereqs bundles jars-lock kafka-up kafka-down registry-up registry-down test test-prereqs soak test-unit test-integration conformance demo demo-avro bench bench-ab bench-cron ab-args lint docs clean
 
 help:
 	@echo "make demo   - start a local broker, produce sample Debezium events, sync them into a Hudi table, show it"
@@ -22,6 +23,7 @@ help:
 	@echo "make conformance - the same checks against the real CDC corpus (CDCSYNC_FIXTURES, else ../shared/fixtures/cdc)"
 	@echo "make bench  - one Debezium workload through cdcsync, the hand-written peer (Hudi's defaults, and tuned as cdcsync), the bound and the Parquet floor, in interleaved rounds, then 100 routed tables serial vs parallel (BENCH_SIZE=tiny|smoke|full)"
 	@echo "make bench-ab AB_ARGS='--option KEY=VALUE' - cdcsync without and with [sink.options] entries on one multi-batch workload, interleaved (python -m bench.ab --help)"
+	@echo "make bench-cron CRON_ARGS=... - the cron shape: cdcsync run --once over each 1,000 new events vs the peer job, median of 5 (python -m bench.cron --help)"
 	@echo "make docs   - build docs/ as a site (.local/site), failing on any broken link"
 	@echo "make jars-lock - after a change to bundles/spark/pom.xml: rewrite cdcsync/jars.lock (what 'cdcsync jars fetch' downloads)"
 	@echo "make setup | bundles | kafka-up | kafka-down | registry-up | registry-down | lint | clean"
@@ -98,6 +100,10 @@ bench: setup $(VENV)/.bench
 # an A/B of [sink.options] (bench/ab.py), e.g. AB_ARGS="--option hoodie.embed.timeline.server=true --rounds 5"
 bench-ab: ab-args setup $(VENV)/.bench
 	$(PY) -m bench.ab $(AB_ARGS)
+
+# the cron shape: run --once over each 1,000 new events against the peer job (bench/cron.py), e.g. CRON_ARGS="--rounds 5"
+bench-cron: setup $(VENV)/.bench
+	$(PY) -m bench.cron $(CRON_ARGS)
 
 ab-args:
 	@test -n "$(AB_ARGS)" || { echo "error: give the option to compare: make bench-ab AB_ARGS='--option KEY=VALUE ...'"; exit 2; }

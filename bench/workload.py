@@ -138,6 +138,11 @@ def produce_topic(bootstrap: str, topic: str, partitions: int) -> None:
     admin.close()
 
 
+def partition_of(key: bytes, all_parts: list[int], available: list[int]) -> int:
+    """A key's partition, the same in every producer of the bench (kafka-python's partitioner signature)."""
+    return all_parts[zlib.crc32(key) % len(all_parts)]
+
+
 def produce(bootstrap: str, topic: str, w: Workload, encode=json_message) -> dict:
     """Create `topic` with w.partitions and produce the workload; returns counts and the time it took."""
     from kafka import KafkaProducer
@@ -145,7 +150,7 @@ def produce(bootstrap: str, topic: str, w: Workload, encode=json_message) -> dic
     produce_topic(bootstrap, topic, w.partitions)
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=20, batch_size=512 * 1024,
                              compression_type=None, max_request_size=8 * 1024 * 1024,
-                             partitioner=lambda key, all_parts, avail: all_parts[zlib.crc32(key) % len(all_parts)])
+                             partitioner=partition_of)
     t0 = time.monotonic()
     sent = 0
     for key, value in Events(w, encode):
