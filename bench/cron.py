@@ -2,6 +2,7 @@
 against the peer job (bench/peer.py, `trigger(availableNow=True)`) started the same way on the same new events.
 
     python -m bench.cron [--rounds 5] [--per-run 1000] [--table MERGE_ON_READ|COPY_ON_WRITE] [--bootstrap HOST:PORT]
+                         [--event-log DIR]
 
 One topic and one workload (bench/workload.py): a first load of --initial events, unmeasured, into each table; then
 each round produces the next --per-run events and runs each job once over them (one process each, as cron starts
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from bench import fair
 from bench.contenders import cdcsync_config, measured, table_checksum
-from bench.run import RESULTS, ROOT, machine, uptime_line
+from bench.run import RESULTS, ROOT, keep_event_logs, machine, uptime_line
 from bench.workload import Events, Workload, checksum, final_state, partition_of, produce_topic
 
 
@@ -61,7 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--initial", type=int, default=20_000, help="events of the first load (unmeasured)")
     p.add_argument("--table", default="MERGE_ON_READ", choices=["MERGE_ON_READ", "COPY_ON_WRITE"])
     p.add_argument("--bootstrap", help="an existing broker (default: a local one started for the run)")
+    p.add_argument("--event-log", type=Path, help="keep each run's Spark event log here (python -m bench.timeline)")
     args = p.parse_args(argv)
+    if args.event_log:
+        keep_event_logs(args.event_log)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     work = ROOT / ".local" / "bench" / f"{stamp}-cron"
     work.mkdir(parents=True)
