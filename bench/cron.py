@@ -25,7 +25,7 @@ from pathlib import Path
 from bench import fair
 from bench.contenders import cdcsync_config, measured, table_checksum
 from bench.run import RESULTS, ROOT, keep_event_logs, machine, uptime_line
-from bench.workload import Events, Workload, checksum, final_state, partition_of, produce_topic
+from bench.workload import Events, Workload, broker, checksum, final_state, partition_of, produce_topic
 
 
 def log(msg: str) -> None:
@@ -69,17 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     work = ROOT / ".local" / "bench" / f"{stamp}-cron"
     work.mkdir(parents=True)
-    broker = None
-    if not args.bootstrap:
-        from devtools.local_kafka import BrokerSpec, Listener, LocalBroker, free_port
-
-        broker = LocalBroker(BrokerSpec(work / "kafka", [Listener("PLAINTEXT", free_port())], heap="1g")).start()
-    bootstrap = args.bootstrap or broker.bootstrap
-    try:
+    with broker(work, args.bootstrap) as bootstrap:
         report = bench(work, bootstrap, args)
-    finally:
-        if broker:
-            broker.stop()
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"{stamp}-cron.json"
     out.write_text(json.dumps(report, indent=2))

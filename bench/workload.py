@@ -11,7 +11,10 @@ import json
 import random
 import time
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 SEGMENTS = ["AUTOMOBILE", "BUILDING", "FURNITURE", "HOUSEHOLD", "MACHINERY"]
 T0_MS = 1_763_856_000_000
@@ -159,3 +162,18 @@ def produce(bootstrap: str, topic: str, w: Workload, encode=json_message) -> dic
     producer.flush()
     producer.close()
     return {"messages": sent, "seconds": round(time.monotonic() - t0, 2)}
+
+
+@contextmanager
+def broker(work: Path, bootstrap: str | None) -> Iterator[str]:
+    """The broker a bench runs on: `bootstrap` when given, else a local one started in `work` for the bench."""
+    if bootstrap:
+        yield bootstrap
+        return
+    from devtools.local_kafka import BrokerSpec, Listener, LocalBroker, free_port
+
+    local = LocalBroker(BrokerSpec(work / "kafka", [Listener("PLAINTEXT", free_port())], heap="1g")).start()
+    try:
+        yield local.bootstrap
+    finally:
+        local.stop()
