@@ -81,12 +81,12 @@ def sync_table(pipe: PipelineContext, cfg: Config, state: TableState, batch: Bat
     """`env` (decoded; persisted by the caller when routed) classified, counted and committed to `cfg`'s table.
     A batch whose rows all fit the columns already known is typed with them while Kafka is read, the one pass;
     any other is cached as decoded and its columns inferred from all its records (schema/spark/fit.py)."""
-    ctx, job = _context(pipe), TableBatch(cfg, state, batch, route)
+    masks = masking.for_table(cfg.masks, state.spec.table_name)
+    ctx, job = _context(pipe), TableBatch(cfg, state, batch, route, masks)
     ctx.describe(batch, "key and columns")
     try:
         _settle_key(job, env)
         # a table whose last batch carried its schema is not tried: its rows would not fit
-        masks = masking.for_table(cfg.masks, state.spec.table_name)
         kept = None if route or masks or not state.schemaless else fit.kept_columns(env, cfg, state.columns or [])
         if kept is not None and (result := _stages(ctx, job, DecodedBatch(env, BatchColumns(kept)))):
             return result
@@ -126,7 +126,7 @@ def _settle_key(job: TableBatch, env: DataFrame) -> None:
         pk = classify.resolve_primary_key(job.cfg, env, state)
         state.spec = replace(state.spec, primary_key=pk)
         state.key_known = True
-        masking.check_key(masking.for_table(job.cfg.masks, state.spec.table_name), pk, state.spec.table_name)
+        masking.check_key(job.masks, pk, state.spec.table_name)
 
 
 def _context(pipe: PipelineContext) -> TableContext:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from pyspark.sql import DataFrame, SparkSession
 
-    from cdcsync.config.model import Config
+    from cdcsync.config.model import Config, MaskConfig
     from cdcsync.reporting import Reporter
 
 CLASSES = ("upserted", "deleted", "skipped", "bad")  # every record ends in exactly one
@@ -125,6 +125,7 @@ class TableBatch:
     state: TableState
     batch: BatchInput
     route: Route | None = None
+    masks: dict[str, MaskConfig] = field(default_factory=dict)  # the table's [[mask]] entries, by column
 
 
 class OnBad(Protocol):

@@ -74,7 +74,7 @@ def classify_batch(ctx: TableContext, job: TableBatch, typed: TypedBatch) -> Cla
     df = typed.df
     if tf:  # the WHERE's verdict, and what the SELECT cannot compute, in the one pass
         toast, computed = tf.split(toast)
-        df = transform.verdicts(df, tf.sql, tf.bound, view(typed.columns, typed.masks, cfg), [
+        df = transform.verdicts(df, tf.sql, tf.bound, view(typed.columns, job.masks, cfg), [
             (unavailable.is_placeholder(F.col(f"{C.VIEW}.`{c.name}`"),
                                         cfg.source.unavailable_value_placeholder),
              f"column {c.name!r} carried the unavailable-value placeholder, and [transform] sql computes from it: "
@@ -101,7 +101,7 @@ def classify_batch(ctx: TableContext, job: TableBatch, typed: TypedBatch) -> Cla
         if bad_total and ctx.on_bad is not None and (job.route is None or job.route.write):
             started = time.monotonic()
             ctx.describe(batch, "dead letters")
-            bad = masking.scrub_raw(df.where(F.col(C.CLASS) == "bad"), typed.masks, cfg.source.format)
+            bad = masking.scrub_raw(df.where(F.col(C.CLASS) == "bad"), job.masks, cfg.source.format)
             samples = ctx.on_bad(bad, batch.batch_id, bad_total)
             stages["dead_letter"] = time.monotonic() - started
         return ClassifiedBatch(typed, df, counts, tf, toast, truncate.merged(state.truncated, new_truncates),

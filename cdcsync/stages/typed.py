@@ -51,7 +51,6 @@ class TypedBatch:
     key: list[str]  # the table's primary key
     ordering: str | None  # the table's custom ordering field
     toast: list[Col]  # columns that may carry Debezium's unavailable-value placeholder
-    masks: dict[str, MaskConfig]
 
     @property
     def key_and_ordering(self) -> list[str]:
@@ -61,7 +60,6 @@ class TypedBatch:
 def typed_batch(ctx: TableContext, job: TableBatch, decoded: DecodedBatch) -> TypedBatch:
     """`decoded` typed as the table's columns, merged with what it carries."""
     cfg, state = job.cfg, job.state
-    masks = masking.for_table(cfg.masks, state.spec.table_name)
     kept = decoded.kept
     ctx.describe(job.batch, "columns")  # a batch typed again the full way infers them here
     # schema versions (and routed shards) widen to one type
@@ -71,7 +69,7 @@ def typed_batch(ctx: TableContext, job: TableBatch, decoded: DecodedBatch) -> Ty
     for p in pins:  # its outliers are counted bad (incompatible_type); say which column held its type and why
         ctx.reporter.event("type_kept", batch=job.batch.batch_id, table=state.spec.table_name, pin=p.describe())
     cols, changes = merge(state.columns, batch_cols, cfg.schema.columns)
-    cols = masking.retype(cols, masks)
+    cols = masking.retype(cols, job.masks)
     _refuse_incompatible(job, changes)
     if kept:  # the known columns are the table's (merge changed none): one typed parse types and checks the rows
         env = fit.with_typed_parse(env, cols)
@@ -83,7 +81,7 @@ def typed_batch(ctx: TableContext, job: TableBatch, decoded: DecodedBatch) -> Ty
                     cast_bad.alias(C.CAST_BAD), (fit.misfit(cols) if kept else F.lit(False)).alias(C.MISFIT)
                     ).drop(C.PARSED)
     toast = unavailable.cells(cols, pk) if unavailable.applies(cfg) else []
-    return TypedBatch(df, cols, changes, pins, found.from_rows, list(pk), ordering, toast, masks)
+    return TypedBatch(df, cols, changes, pins, found.from_rows, list(pk), ordering, toast)
 
 
 def _with_key(typed: list[Column], cols: list[Col], key: list[str]) -> list[Column]:

@@ -42,7 +42,7 @@ class WriteSet:
 def write_set(ctx: TableContext, job: TableBatch, classified: ClassifiedBatch) -> WriteSet:
     cfg, state, batch, typed = job.cfg, job.state, job.batch, classified.typed
     counts = classified.counts
-    good = masking.scrub_metadata(classified.df.where(F.col(C.CLASS).isin("upserted", "deleted")), typed.masks,
+    good = masking.scrub_metadata(classified.df.where(F.col(C.CLASS).isin("upserted", "deleted")), job.masks,
                                   cfg.source.format)
     if classified.truncated:  # changes a truncate of their source table came after are gone (counted as applied)
         good = truncate.drop_older(good, classified.truncated, ordering_value(state))
@@ -115,7 +115,7 @@ def _table_rows(df: DataFrame, job: TableBatch, classified: ClassifiedBatch) -> 
     carried = [unavailable.PARTITION] if unavailable.PARTITION in df.columns else []
     kept = F.coalesce(F.col(transform.KEEP), F.lit(True)) if transform.KEEP in df.columns else F.lit(True)
     placeholder = cfg.source.unavailable_value_placeholder if carried else None
-    data = [masked(F.col(f"{C.TYPED}.`{c.name}`"), typed.masks.get(c.name), placeholder).cast(c.type).alias(c.name)
+    data = [masked(F.col(f"{C.TYPED}.`{c.name}`"), job.masks.get(c.name), placeholder).cast(c.type).alias(c.name)
             for c in typed.columns]
     if job.route and job.route.source_column:  # shards merged into one table: which source table each row came from
         data.append(F.col(C.TABLE).alias(job.route.source_column))
