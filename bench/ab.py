@@ -28,7 +28,7 @@ from pathlib import Path
 
 from bench import fair, measure, run
 from bench.contenders import Source, cdcsync_config, log, measured, status, table_checksum
-from bench.workload import Workload, checksum, final_state, produce
+from bench.workload import Workload, broker, checksum, final_state, produce
 
 VARIANTS = ("base", "option")
 
@@ -86,57 +86,50 @@ def main(argv=None) -> int:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     work = run.ROOT / ".local" / "bench" / f"{stamp}-ab"
     work.mkdir(parents=True)
-    broker = None
-    if not args.bootstrap:
-        from devtools.local_kafka import BrokerSpec, Listener, LocalBroker, free_port
-
-        broker = LocalBroker(BrokerSpec(work / "kafka", [Listener("PLAINTEXT", free_port())], heap="1g")).start()
-    bootstrap = args.bootstrap or broker.bootstrap
     try:
-        uptime = {"start": run.uptime_line()}
-        topic = f"bench.ab.{stamp.lower()}"
-        produced = produce(bootstrap, topic, w)
-        want = checksum(final_state(w).values())
-        log(f"A/B {args.table}: {w.events:,} events over {w.keys:,} keys in batches of {args.batch_size:,}; "
-                f"option {option}, both {sink}; {args.rounds} rounds; produced {produced['messages']:,}, final state "
-                f"{want[0]:,} rows; {uptime['start']}")
-        runs = []
-        for i, variant in fair.interleave(list(VARIANTS), args.rounds):
-            folder = work / f"run{len(runs) + 1:03d}"
-            folder.mkdir()
-            load = os.getloadavg()
-            try:
-                mine = Source(bootstrap, topic, want, options_of(variant, sink, option))
-                r = run_one(folder, mine, run.TABLE_TYPES[args.table], args.batch_size, variant)
-            finally:
-                shutil.rmtree(folder, ignore_errors=True)
-            runs.append({**r, "round": i, "load_before": [round(x, 2) for x in load]})
-            log(f"#{i} {variant}: {r['messages']:,} messages in {r['seconds']}s (CPU {r['cpu_s']}s), "
-                    f"{r['batches']} batches, {r['compactions']} compactions, peak {r['peak_rss_mb']} MB, state "
-                    f"{'matches' if r['state_matches'] else 'WRONG'}")
-        table = fair.summary(runs)
-        uptime["end"] = run.uptime_line()
-        report = {"when": stamp, "table": args.table, "option": option, "sink_options": sink,
-                  "workload": w.__dict__, "batch_size": args.batch_size, "rounds": args.rounds,
-                  "expected_rows": want[0], "uptime": uptime, "runs": runs, "summary": table, **compare(table)}
-        for variant, row in table.items():
-            if "median_s" in row:
-                log(f"{variant}: median {row['median_s']}s ({row['min_s']}-{row['max_s']}s), CPU "
-                        f"{row.get('cpu_median_s')}s, {row['records_per_s']:,} records/s")
-        log(f"option/base: rate {report['rate_option_over_base']}x, CPU {report['cpu_option_over_base']}x; "
-                f"{uptime['end']}")
-        run.RESULTS.mkdir(parents=True, exist_ok=True)
-        for name in (f"{stamp}-ab", "latest-ab"):
-            (run.RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
-        print(json.dumps(report, indent=2))
-        bad = [f"{r['name']} #{r['round']}" for r in runs if not r["state_matches"]]
-        if bad:
-            log(f"error: final state differs from the workload's for {bad}")
-            return 1
-        return 0
+        with broker(work, args.bootstrap) as bootstrap:
+            uptime = {"start": run.uptime_line()}
+            topic = f"bench.ab.{stamp.lower()}"
+            produced = produce(bootstrap, topic, w)
+            want = checksum(final_state(w).values())
+            log(f"A/B {args.table}: {w.events:,} events over {w.keys:,} keys in batches of {args.batch_size:,}; "
+                f"option {option}, both {sink}; {args.rounds} rounds; produced {produced['messages']:,}, final "
+                f"state {want[0]:,} rows; {uptime['start']}")
+            runs = []
+            for i, variant in fair.interleave(list(VARIANTS), args.rounds):
+                folder = work / f"run{len(runs) + 1:03d}"
+                folder.mkdir()
+                load = os.getloadavg()
+                try:
+                    mine = Source(bootstrap, topic, want, options_of(variant, sink, option))
+                    r = run_one(folder, mine, run.TABLE_TYPES[args.table], args.batch_size, variant)
+                finally:
+                    shutil.rmtree(folder, ignore_errors=True)
+                runs.append({**r, "round": i, "load_before": [round(x, 2) for x in load]})
+                log(f"#{i} {variant}: {r['messages']:,} messages in {r['seconds']}s (CPU {r['cpu_s']}s), "
+                        f"{r['batches']} batches, {r['compactions']} compactions, peak {r['peak_rss_mb']} MB, state "
+                        f"{'matches' if r['state_matches'] else 'WRONG'}")
+            table = fair.summary(runs)
+            uptime["end"] = run.uptime_line()
+            report = {"when": stamp, "table": args.table, "option": option, "sink_options": sink,
+                      "workload": w.__dict__, "batch_size": args.batch_size, "rounds": args.rounds,
+                      "expected_rows": want[0], "uptime": uptime, "runs": runs, "summary": table, **compare(table)}
+            for variant, row in table.items():
+                if "median_s" in row:
+                    log(f"{variant}: median {row['median_s']}s ({row['min_s']}-{row['max_s']}s), CPU "
+                            f"{row.get('cpu_median_s')}s, {row['records_per_s']:,} records/s")
+            log(f"option/base: rate {report['rate_option_over_base']}x, CPU {report['cpu_option_over_base']}x; "
+                    f"{uptime['end']}")
+            run.RESULTS.mkdir(parents=True, exist_ok=True)
+            for name in (f"{stamp}-ab", "latest-ab"):
+                (run.RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
+            print(json.dumps(report, indent=2))
+            bad = [f"{r['name']} #{r['round']}" for r in runs if not r["state_matches"]]
+            if bad:
+                log(f"error: final state differs from the workload's for {bad}")
+                return 1
+            return 0
     finally:
-        if broker:
-            broker.stop()
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -40,7 +40,7 @@ from bench import fair
 from bench.contenders import FLOOR, Source, cdcsync_config, contenders, log, measured, run_rounds, table_checksum
 from bench.freshness import Job
 from bench.freshness import measure as measure_freshness
-from bench.workload import Workload, checksum, final_state, produce
+from bench.workload import Workload, broker, checksum, final_state, produce
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -142,79 +142,72 @@ def main(argv=None) -> int:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     work = ROOT / ".local" / "bench" / stamp
     work.mkdir(parents=True)
-    broker = None
-    if not args.bootstrap:
-        from devtools.local_kafka import BrokerSpec, Listener, LocalBroker, free_port
-
-        broker = LocalBroker(BrokerSpec(work / "kafka", [Listener("PLAINTEXT", free_port())], heap="1g")).start()
-    bootstrap = args.bootstrap or broker.bootstrap
     setup: dict = {}
     try:
-        if args.only == "transform":
-            return transform_only(work, bootstrap, stamp, args, options)
-        if args.only == "tables":
-            bad = tables_wrong(run_tables(work, bootstrap, stamp, args.size, args.tables_rounds))
+        with broker(work, args.bootstrap) as bootstrap:
+            if args.only == "transform":
+                return transform_only(work, bootstrap, stamp, args, options)
+            if args.only == "tables":
+                bad = tables_wrong(run_tables(work, bootstrap, stamp, args.size, args.tables_rounds))
+                if bad:
+                    log(f"error: final state differs from the workload's for {bad}")
+                return 1 if bad else 0
+            uptime = {"start": uptime_line()}
+            log(f"workload {args.size}: {w.events:,} events over {w.keys:,} keys, {w.partitions} partitions; "
+                f"{args.rounds} rounds; {uptime['start']}")
+            if args.rounds < 3:  # issue 47: a median of one or two runs is no figure to cite
+                log(f"warning: {args.rounds} round(s): the fair bench runs each contender at least 3 times")
+            topic = f"bench.customer.{stamp.lower()}"
+            produced = produce(bootstrap, topic, w)
+            want = checksum(final_state(w).values())
+            log(f"produced {produced['messages']:,} in {produced['seconds']}s; final state {want[0]:,} rows")
+            runs, entries = [], []
+            if args.only != "freshness":
+                src = Source(bootstrap, topic, want, options)
+                entries = contenders(work, src, w, produced["messages"], args, setup)
+                log("each round: " + ", ".join(c.name for c in entries))
+                runs = run_rounds(work, entries, args.rounds)
+            table = fair.summary(runs)
+            freshness = None
+            if args.freshness_seconds and args.only != "throughput":
+                freshness = run_freshness_rounds(work, bootstrap, topic, options, args)
+            tables = run_tables(work, bootstrap, stamp, args.size, args.tables_rounds) \
+                if args.only is None and not args.no_tables else None
+            uptime["end"] = uptime_line()
+            report = {"when": stamp, "size": args.size, "rounds": args.rounds, "sink_options": options,
+                      "hudi_options": {c.name: c.options for c in entries if c.options is not None},
+                      "order": [c.name for c in entries], "workload": w.__dict__, "expected_rows": want[0],
+                      "expected_checksum": want[1], "machine": machine(), "uptime": uptime, "runs": runs,
+                      "summary": table, "ratios": ratios(table), "freshness": freshness,
+                      "tables": tables and tables["summary"]}
+            for name, row in table.items():
+                if "median_s" in row:
+                    log(f"{name}: median {row['median_s']}s ({row['min_s']}-{row['max_s']}s, spread {row['spread']}) "
+                        f"over {row['ok']} of {row['runs']} runs, {row['records_per_s']:,} records/s, CPU "
+                        f"{row.get('cpu_median_s')}s, peak {row['peak_rss_median_mb']} MB")
+            for name, value in report["ratios"].items():
+                log(f"{name}: {value}x")
+            if runs:
+                write(report, f"{stamp}-{args.size}")
+                write(report, f"latest-{args.size}")
+            else:
+                RESULTS.mkdir(parents=True, exist_ok=True)
+                (RESULTS / f"{stamp}-{args.size}-freshness.json").write_text(json.dumps(report, indent=2) + "\n")
+            print(json.dumps(report, indent=2))
+            hung = [f"{r['name']} #{r['round']}" for r in runs if r["status"] == "HUNG"]
+            if hung:
+                log(f"warning: left a process behind, killed, no figure: {hung}")
+            bad = [f"{r['name']} #{r['round']}" for r in runs if r.get("state_matches") is False]
+            bad += [f"freshness {f['job']} #{f['round']}" for f in (freshness or {}).get("runs", [])
+                    if f["state_matches"] is False]
+            bad += tables_wrong(tables) if tables else []
             if bad:
                 log(f"error: final state differs from the workload's for {bad}")
-            return 1 if bad else 0
-        uptime = {"start": uptime_line()}
-        log(f"workload {args.size}: {w.events:,} events over {w.keys:,} keys, {w.partitions} partitions; "
-            f"{args.rounds} rounds; {uptime['start']}")
-        if args.rounds < 3:  # issue 47: a median of one or two runs is no figure to cite
-            log(f"warning: {args.rounds} round(s): the fair bench runs each contender at least 3 times")
-        topic = f"bench.customer.{stamp.lower()}"
-        produced = produce(bootstrap, topic, w)
-        want = checksum(final_state(w).values())
-        log(f"produced {produced['messages']:,} in {produced['seconds']}s; final state {want[0]:,} rows")
-        runs, entries = [], []
-        if args.only != "freshness":
-            src = Source(bootstrap, topic, want, options)
-            entries = contenders(work, src, w, produced["messages"], args, setup)
-            log("each round: " + ", ".join(c.name for c in entries))
-            runs = run_rounds(work, entries, args.rounds)
-        table = fair.summary(runs)
-        freshness = None
-        if args.freshness_seconds and args.only != "throughput":
-            freshness = run_freshness_rounds(work, bootstrap, topic, options, args)
-        tables = run_tables(work, bootstrap, stamp, args.size, args.tables_rounds) \
-            if args.only is None and not args.no_tables else None
-        uptime["end"] = uptime_line()
-        report = {"when": stamp, "size": args.size, "rounds": args.rounds, "sink_options": options,
-                  "hudi_options": {c.name: c.options for c in entries if c.options is not None},
-                  "order": [c.name for c in entries], "workload": w.__dict__, "expected_rows": want[0],
-                  "expected_checksum": want[1], "machine": machine(), "uptime": uptime, "runs": runs,
-                  "summary": table, "ratios": ratios(table), "freshness": freshness,
-                  "tables": tables and tables["summary"]}
-        for name, row in table.items():
-            if "median_s" in row:
-                log(f"{name}: median {row['median_s']}s ({row['min_s']}-{row['max_s']}s, spread {row['spread']}) "
-                    f"over {row['ok']} of {row['runs']} runs, {row['records_per_s']:,} records/s, CPU "
-                    f"{row.get('cpu_median_s')}s, peak {row['peak_rss_median_mb']} MB")
-        for name, value in report["ratios"].items():
-            log(f"{name}: {value}x")
-        if runs:
-            write(report, f"{stamp}-{args.size}")
-            write(report, f"latest-{args.size}")
-        else:
-            RESULTS.mkdir(parents=True, exist_ok=True)
-            (RESULTS / f"{stamp}-{args.size}-freshness.json").write_text(json.dumps(report, indent=2) + "\n")
-        print(json.dumps(report, indent=2))
-        hung = [f"{r['name']} #{r['round']}" for r in runs if r["status"] == "HUNG"]
-        if hung:
-            log(f"warning: left a process behind, killed, no figure: {hung}")
-        bad = [f"{r['name']} #{r['round']}" for r in runs if r.get("state_matches") is False]
-        bad += [f"freshness {f['job']} #{f['round']}" for f in (freshness or {}).get("runs", [])
-                if f["state_matches"] is False]
-        bad += tables_wrong(tables) if tables else []
-        if bad:
-            log(f"error: final state differs from the workload's for {bad}")
-            return 1
-        return 0
+                return 1
+            return 0
     finally:
         if setup.get("registry"):
             setup["registry"].stop()
-        if broker:
-            broker.stop()
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bench import measure
+from bench.workload import broker
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -348,23 +349,17 @@ def main(argv=None) -> int:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     work = ROOT / ".local" / "bench" / f"tables-{stamp}"
     work.mkdir(parents=True)
-    broker = None
-    if not args.bootstrap:
-        from devtools.local_kafka import BrokerSpec, Listener, LocalBroker, free_port
-
-        broker = LocalBroker(BrokerSpec(work / "kafka", [Listener("PLAINTEXT", free_port())], heap="1g")).start()
     try:
-        report = bench(args.bootstrap or broker.bootstrap, work, stamp, w, args.batches, args.rounds, widths)
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / f"tables-{stamp}.json").write_text(json.dumps(report, indent=2) + "\n")
-        print(json.dumps(report, indent=2))
-        if wrong(report):
-            log(f"error: final state differs from the workload's for {wrong(report)}")
-            return 1
-        return 0
+        with broker(work, args.bootstrap) as bootstrap:
+            report = bench(bootstrap, work, stamp, w, args.batches, args.rounds, widths)
+            RESULTS.mkdir(parents=True, exist_ok=True)
+            (RESULTS / f"tables-{stamp}.json").write_text(json.dumps(report, indent=2) + "\n")
+            print(json.dumps(report, indent=2))
+            if wrong(report):
+                log(f"error: final state differs from the workload's for {wrong(report)}")
+                return 1
+            return 0
     finally:
-        if broker:
-            broker.stop()
         shutil.rmtree(work, ignore_errors=True)
 
 
