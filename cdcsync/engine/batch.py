@@ -44,9 +44,6 @@ if TYPE_CHECKING:
     from cdcsync.engine.context import PipelineContext
     from cdcsync.formats.spark.avro import WriterSchemas
 
-__all__ = ["Route", "decode", "sync_table"]
-
-
 def decode(pipe: PipelineContext, batch: BatchInput) -> DataFrame:
     """Kafka read (or the given rows) → envelope, with the oversized and header-filter verdicts applied."""
     schemas = pipe.writer_schemas(batch)

@@ -37,8 +37,8 @@ from cdcsync import columns as C
 from cdcsync import jvm_errors
 from cdcsync.config.model import routed_path
 from cdcsync.engine import checkpoint
-from cdcsync.engine.batch import Route, sync_table
-from cdcsync.engine.model import BatchInput, BatchResult, table_failure
+from cdcsync.engine.batch import sync_table
+from cdcsync.engine.model import BatchInput, BatchResult, Route, table_failure
 from cdcsync.engine.progress import Isolation, Progress
 from cdcsync.engine.sync import with_write_retries
 from cdcsync.errors import ConfigError, SinkError
