@@ -17,7 +17,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import columns as C
-from cdcsync.engine.model import (
+from cdcsync.formats import vocabulary
+from cdcsync.formats.spark.envelope import decode_envelope
+from cdcsync.formats.spark.upserts import with_upserts
+from cdcsync.formats.upserts import Upserts
+from cdcsync.formats.vocabulary import OP_SKIP
+from cdcsync.kafka.header_filter import parse as parse_header_filter
+from cdcsync.model.batch import (
     BatchInput,
     BatchResult,
     Route,
@@ -25,12 +31,6 @@ from cdcsync.engine.model import (
     TableContext,
     TableState,
 )
-from cdcsync.formats import vocabulary
-from cdcsync.formats.spark.envelope import decode_envelope
-from cdcsync.formats.spark.upserts import with_upserts
-from cdcsync.formats.upserts import Upserts
-from cdcsync.formats.vocabulary import OP_SKIP
-from cdcsync.kafka.header_filter import parse as parse_header_filter
 from cdcsync.schema.spark import fit
 from cdcsync.schema.spark.infer import BatchColumns
 from cdcsync.sinks import hudi
@@ -41,8 +41,8 @@ from cdcsync.stages.write_set import commit
 
 if TYPE_CHECKING:
     from cdcsync.config.model import Config, SourceConfig
-    from cdcsync.engine.context import PipelineContext
     from cdcsync.formats.spark.avro import WriterSchemas
+    from cdcsync.model.context import PipelineContext
 
 def decode(pipe: PipelineContext, batch: BatchInput) -> DataFrame:
     """Kafka read (or the given rows) → envelope, with the oversized and header-filter verdicts applied."""

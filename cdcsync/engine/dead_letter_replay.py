@@ -17,11 +17,11 @@ from pyspark.sql import functions as F
 
 from cdcsync import columns as C
 from cdcsync.config.model import dead_letter_path
-from cdcsync.engine.model import BatchInput, BatchResult, CommitMode
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.resume import resume_point
 from cdcsync.engine.sync import Summary, sync
 from cdcsync.kafka.offsets import Offsets, tp_key
+from cdcsync.model.batch import BatchInput, BatchResult, CommitMode
 from cdcsync.sinks import dead_letter, hudi
 from cdcsync.sinks.dead_letter_view import KEY, Selection
 

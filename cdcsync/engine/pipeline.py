@@ -15,14 +15,14 @@ from cdcsync import jvm_errors, storage
 from cdcsync.config.model import routed_path
 from cdcsync.engine import routing
 from cdcsync.engine.batch import decode, sync_table
-from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, OnBad, TableState
-from cdcsync.engine.progress import DONE, WRITING, Isolation
 from cdcsync.errors import CdcsyncError, ConfigError, SourceError
 from cdcsync.formats.registry import RegistryClient
 from cdcsync.formats.spark.avro import AvroSchemas, WriterSchemas
 from cdcsync.kafka import view
 from cdcsync.kafka.spark_source import RangeReads
 from cdcsync.kafka.view import KafkaView
+from cdcsync.model.batch import BatchInput, BatchResult, CommitMode, OnBad, TableState
+from cdcsync.model.progress import DONE, WRITING, Isolation
 from cdcsync.runtime.compactor import Compactor
 from cdcsync.runtime.faults import maybe_crash
 from cdcsync.runtime.lock import WriterLock, multi_writer_configured

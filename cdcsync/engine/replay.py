@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cdcsync.engine import checkpoint
-from cdcsync.engine.model import BatchInput, BatchResult, CommitMode
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.planning import batch_budget, plan_end
 from cdcsync.engine.sync import Summary, idle, sync
@@ -29,6 +28,7 @@ from cdcsync.kafka.replay_spec import (
     replay_range,
     resolve_replay_spec,
 )
+from cdcsync.model.batch import BatchInput, BatchResult, CommitMode
 from cdcsync.runtime.lock import ConcurrentWriterError, WriterLock, multi_writer_configured
 from cdcsync.stages.bad_records import BadRecords
 

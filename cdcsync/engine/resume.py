@@ -1,6 +1,6 @@
 """Where a config's sync stands, decided in one place (Hudi Streamer's getCheckpointToResumeFrom): the end offsets of
 the last batch done and its id, read from the table's newest commit, or with [[route]] from the run-level progress
-record (engine/progress.py), which also names a batch a crash cut short and the tables set aside. `run` resumes
+record (model/progress.py), which also names a batch a crash cut short and the tables set aside. `run` resumes
 there, `replay-from-offset --from committed` and `status` read it, a dead-letter replay numbers its batch after it.
 """
 
@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from cdcsync.engine import checkpoint
-from cdcsync.engine.progress import DONE, Isolated, Progress
 from cdcsync.kafka.offsets import Gap, Offsets
+from cdcsync.model.progress import DONE, Isolated, Progress
 from cdcsync.sinks import hudi
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 commit.
 
 Progress: every table's commit carries the batch's offsets, and [run] checkpoint_dir holds one run-level record
-(engine.progress): the batch, "writing" before its first table is written and "done" after the last, and where
+(model.progress): the batch, "writing" before its first table is written and "done" after the last, and where
 the tables stand. A restart that finds "writing" re-applies exactly that range to the tables that did not commit
 it (tables whose newest commit already carries that batch id are left alone).
 
@@ -38,13 +38,13 @@ from cdcsync import jvm_errors
 from cdcsync.config.model import routed_path
 from cdcsync.engine import checkpoint
 from cdcsync.engine.batch import sync_table
-from cdcsync.engine.model import BatchInput, BatchResult, Route, table_failure
-from cdcsync.engine.progress import Isolation, Progress
 from cdcsync.engine.sync import with_write_retries
 from cdcsync.errors import ConfigError, SinkError
 from cdcsync.formats import vocabulary
 from cdcsync.formats.vocabulary import CHANGE_OPS
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.model.batch import BatchInput, BatchResult, Route, table_failure
+from cdcsync.model.progress import Isolation, Progress
 from cdcsync.runtime.faults import maybe_crash
 from cdcsync.schema.spark.columns import NAME
 from cdcsync.schema.spark.evolution import ColumnChange
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from cdcsync.config.model import Config, RouteConfig
-    from cdcsync.engine.context import PipelineContext
+    from cdcsync.model.context import PipelineContext
 
 _T = TypeVar("_T")
 

@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from cdcsync.config.model import dead_letter_path, routed_path
 from cdcsync.engine import checkpoint, routing
-from cdcsync.engine.model import BatchInput, BatchResult
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.engine.planning import batch_budget, plan_end, seconds
-from cdcsync.engine.progress import Isolated, Isolation
 from cdcsync.engine.resume import resume_point
 from cdcsync.engine.sync import Summary, idle, sync
 from cdcsync.errors import ConfigError, SourceError
 from cdcsync.kafka.offsets import Gap, Offsets, lost_ranges, split_tp
 from cdcsync.kafka.view import KafkaView, lost, resolve_start, retriable
+from cdcsync.model.batch import BatchInput, BatchResult
+from cdcsync.model.progress import Isolated, Isolation
 from cdcsync.runtime.compactor import Compactions
 from cdcsync.runtime.metrics import RunMetrics
 from cdcsync.runtime.session import service_conf
@@ -108,7 +108,7 @@ class KafkaBatches:
                 fresh.setdefault(t, {}).setdefault(p, earliest[t][p])
             redo_end = self.redo_end
             redo, standing, start = redo_end is not None, None, fresh
-            if cfg.routes:  # the read starts at the slowest of the tables this batch writes (engine.progress)
+            if cfg.routes:  # the read starts at the slowest of the tables this batch writes (model.progress)
                 # a redo, and a --once run's first batch, try every table set aside again; a service, those due
                 every = redo or (self.once and first) or cfg.run.on_table_failure == "stop"
                 standing = Isolation(fresh, self.isolated).covering(fresh).due(time.time(), every)

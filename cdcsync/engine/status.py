@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from cdcsync import storage
 from cdcsync.config.model import dead_letter_path, routed_path
 from cdcsync.engine.checkpoint import ROUTES_PROGRESS_FILE
-from cdcsync.engine.progress import Isolation, Progress
 from cdcsync.engine.resume import ResumePoint
 from cdcsync.kafka.offsets import GapJson, Offsets, tp_key
+from cdcsync.model.progress import Isolation, Progress
 from cdcsync.runtime import lock
 from cdcsync.sinks import hudi, timeline
 
@@ -136,7 +136,7 @@ def _dead_letters(path: str, files: storage.Files) -> dict[str, Any] | None:
 
 def _routed_progress(cfg: Config, files: storage.Files) -> Progress | None:
     """A routed config's offsets, offset gaps and tables set aside are run-wide: the progress record beside the
-    tables (engine.progress)."""
+    tables (model.progress)."""
     import json
 
     path = f"{cfg.run.checkpoint_dir.rstrip('/')}/{ROUTES_PROGRESS_FILE}"

@@ -10,15 +10,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from cdcsync.engine.model import TALLIES, BatchInput, BatchResult
 from cdcsync.errors import SinkError
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.model.batch import TALLIES, BatchInput, BatchResult
 from cdcsync.runtime.faults import maybe_crash
 from cdcsync.sinks import timeline
 from cdcsync.stages import bad_records
 
 if TYPE_CHECKING:
-    from cdcsync.engine.context import PipelineContext
+    from cdcsync.model.context import PipelineContext
 
 _COUNTS = ("messages", "upserted", "deleted", "skipped", "bad")  # per partition and per table in the summary
 

@@ -18,10 +18,10 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.parser import text_string_to_metric_families
 
-from cdcsync.engine.model import CLASSES, BatchResult
-from cdcsync.engine.progress import Isolation
 from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka.offsets import Gap, Offsets, split_tp, tp_key
+from cdcsync.model.batch import CLASSES, BatchResult
+from cdcsync.model.progress import Isolation
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -16,9 +16,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import columns as C
-from cdcsync.engine.model import FILTERED, TableBatch
 from cdcsync.formats.spark import position
 from cdcsync.formats.spec import format_spec
+from cdcsync.model.batch import FILTERED, TableBatch
 from cdcsync.schema.spark.columns import Col
 from cdcsync.sinks import hudi
 from cdcsync.stages import classify, drops, ledger, masking, truncate, type_conflicts, unavailable
@@ -27,7 +27,7 @@ from cdcsync.transform import spark as transform
 from cdcsync.transform.sql import Bound, Transform
 
 if TYPE_CHECKING:
-    from cdcsync.engine.model import TableContext
+    from cdcsync.model.batch import TableContext
 
 Ledger = dict[str, dict[str, int]]  # "topic/partition" -> counts
 

@@ -10,12 +10,12 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import columns as C
-from cdcsync.engine.model import TableState
 from cdcsync.errors import ConfigError
 from cdcsync.formats import vocabulary
 from cdcsync.formats.spark.key_fields import key_object, key_text
 from cdcsync.formats.spec import format_spec
 from cdcsync.formats.vocabulary import CHANGE_OPS, OP_DELETE, OP_SKIP, OP_UPSERT
+from cdcsync.model.batch import TableState
 from cdcsync.schema.spark.columns import NAME, Col
 from cdcsync.sinks import hudi
 

@@ -33,7 +33,7 @@ from pyspark.sql.types import (
 )
 
 from cdcsync import columns as C
-from cdcsync.engine.model import TableState
+from cdcsync.model.batch import TableState
 from cdcsync.sinks import hudi
 from cdcsync.stages import newest
 

@@ -16,16 +16,16 @@ from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from cdcsync import columns as C
-from cdcsync.engine.model import DROPPED_TABLE
 from cdcsync.errors import DecodeError
 from cdcsync.formats import vocabulary
 from cdcsync.formats.spec import format_spec
 from cdcsync.kafka.offsets import tp_key
+from cdcsync.model.batch import DROPPED_TABLE
 
 if TYPE_CHECKING:
     from cdcsync.config.model import Config
-    from cdcsync.engine.context import PipelineContext
-    from cdcsync.engine.model import BatchInput
+    from cdcsync.model.batch import BatchInput
+    from cdcsync.model.context import PipelineContext
     from cdcsync.reporting import Reporter
 
 DROPPED = DROPPED_TABLE  # ledger: DROP TABLE events (their records are counted skipped: they carry no row)

@@ -7,9 +7,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import columns as C
-from cdcsync.engine.model import CLASSES, BatchInput
 from cdcsync.errors import LedgerError
 from cdcsync.kafka.offsets import split_tp, tp_key
+from cdcsync.model.batch import CLASSES, BatchInput
 
 # newest_ms: the newest Kafka timestamp read (epoch ms), for the lag in seconds and freshness metrics
 _COUNTS = ("messages", "rows", "min_offset", "max_offset", "newest_ms", *CLASSES)

@@ -16,9 +16,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import columns as C
-from cdcsync.engine.model import TableBatch, TableState
 from cdcsync.errors import ConfigError, SchemaError
 from cdcsync.formats.spark import position
+from cdcsync.model.batch import TableBatch, TableState
 from cdcsync.schema.spark import fit, shape
 from cdcsync.schema.spark.columns import Col, typed_row
 from cdcsync.schema.spark.evolution import ColumnChange, merge
@@ -28,7 +28,7 @@ from cdcsync.stages import classify, masking, type_conflicts, unavailable
 
 if TYPE_CHECKING:
     from cdcsync.config.model import Config, MaskConfig
-    from cdcsync.engine.model import TableContext
+    from cdcsync.model.batch import TableContext
 
 
 @dataclass(frozen=True)

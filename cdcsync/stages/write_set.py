@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdcsync import columns as C
-from cdcsync.engine.model import FILTERED, BatchResult, CommitMode, TableBatch
+from cdcsync.model.batch import FILTERED, BatchResult, CommitMode, TableBatch
 from cdcsync.runtime.faults import maybe_crash
 from cdcsync.schema.spark.columns import schema_to_json
 from cdcsync.sinks import hudi
@@ -25,7 +25,7 @@ from cdcsync.stages.typed import masked, meta_names, ordering_value
 from cdcsync.transform import spark as transform
 
 if TYPE_CHECKING:
-    from cdcsync.engine.model import TableContext
+    from cdcsync.model.batch import TableContext
 
 
 @dataclass(frozen=True)

@@ -106,3 +106,26 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if v not in index:
             visit(v)
     return out
+
+
+# the layers the batch flows through, top down (entry points first): a package imports only packages below it (deferred and type-only
+# imports count); the rest of cdcsync/ (formats, schema, sinks, kafka, …) sits below all of them
+LAYERS = (("__main__", "_submit"), ("cli",), ("engine",), ("stages", "runtime"), ("model",))
+
+
+def test_layers_import_only_downward():
+    mods = _modules()
+    rank = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
+
+    def layer(module: str) -> int | None:
+        parts = module.split(".")
+        return rank.get(parts[1]) if len(parts) > 1 else None
+
+    upward = []
+    for name, path in mods.items():
+        here = layer(name)
+        for dep in sorted(_imports(name, path, set(mods))):
+            there = layer(dep)
+            if there is not None and (here is None or there < here):
+                upward.append(f"{name} imports {dep}")
+    assert not upward, "imports that climb back up the layers " + str(LAYERS) + ":\n" + "\n".join(upward)

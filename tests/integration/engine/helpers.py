@@ -181,9 +181,9 @@ def sync_rows(spark, cfg, rows, on_bad=None, expect_messages=None, mode=None):
     (no broker; `mode`: CommitMode.REPLAY lands it as a replay does). Returns the BatchResult."""
     from pyspark.sql import functions as F
 
-    from cdcsync.engine.model import BatchInput, CommitMode
     from cdcsync.engine.pipeline import Pipeline
     from cdcsync.kafka.offsets import Offsets
+    from cdcsync.model.batch import BatchInput, CommitMode
     from cdcsync.reporting import PlainReporter
 
     spans = rows.groupBy("topic", "partition").agg(F.min("offset"), F.max("offset")).collect()

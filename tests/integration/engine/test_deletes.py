@@ -176,7 +176,7 @@ def test_marker_files_are_consolidated_newest_per_key(spark, tmp_path, monkeypat
 
 
 def test_a_runs_batch_writes_its_markers_unlooked_and_a_replay_looks_first(spark, tmp_path):
-    from cdcsync.engine.model import CommitMode
+    from cdcsync.model.batch import CommitMode
 
     cfg = load_config(write_config(tmp_path, "localhost:1", "t", "debezium-json", "MERGE_ON_READ",
                                    **{"sink.primary_key": ["id"]}))
@@ -252,7 +252,7 @@ def test_a_first_load_skips_the_join_with_its_own_markers_and_a_later_batch_does
     they cover (test_newest's first load holds the final state): only later batches are joined with the folder."""
     from dataclasses import replace
 
-    from cdcsync.engine.model import TableState
+    from cdcsync.model.batch import TableState
     from cdcsync.schema.spark.columns import Col
     from cdcsync.sinks import hudi
     from cdcsync.stages import deletes

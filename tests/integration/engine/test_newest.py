@@ -140,7 +140,7 @@ def test_a_key_only_delete_under_a_custom_ordering_field_removes_the_row_it_foll
 
 
 def test_a_replayed_key_only_delete_leaves_a_later_version_of_its_key(spark, tmp_path):
-    from cdcsync.engine.model import CommitMode
+    from cdcsync.model.batch import CommitMode
 
     cfg = ordered_by_ver(tmp_path, "MERGE_ON_READ")
     sync_rows(spark, cfg, change_rows(spark, [change("c", 1, "a1", 10, ver=1), change("d", 1, None, 20)], 0))

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 
 from cdcsync.config import load_config
-from cdcsync.engine.model import BatchResult
 from cdcsync.engine.pipeline import Pipeline
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.model.batch import BatchResult
 from cdcsync.stages.bad_records import BadRecords
 from tests.configs import minimal, write
 

@@ -3,9 +3,9 @@ from the table's newest commit or a routed run's progress record."""
 
 from __future__ import annotations
 
-from cdcsync.engine.progress import DONE, WRITING, Isolated, Isolation, Progress
 from cdcsync.engine.resume import ResumePoint
 from cdcsync.kafka.offsets import BELOW_EARLIEST, Gap, Offsets
+from cdcsync.model.progress import DONE, WRITING, Isolated, Isolation, Progress
 
 START, END = Offsets({"t": {0: 10}}), Offsets({"t": {0: 25}})
 GAP = Gap("t", 0, 3, 7, BELOW_EARLIEST, 2)

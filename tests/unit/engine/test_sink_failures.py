@@ -9,9 +9,9 @@ import pytest
 
 from cdcsync.config.model import RunConfig
 from cdcsync.engine import sync
-from cdcsync.engine.model import BatchInput
 from cdcsync.errors import SinkError
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.model.batch import BatchInput
 
 
 class _Pipe:

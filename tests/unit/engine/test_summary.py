@@ -3,9 +3,9 @@ where a batch had one — a tally one batch had must not break or double the nex
 
 from __future__ import annotations
 
-from cdcsync.engine.model import BatchResult
 from cdcsync.engine.sync import Summary
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.model.batch import BatchResult
 
 
 def result(batch_id: int, **tallies) -> BatchResult:

@@ -11,10 +11,10 @@ import pytest
 
 from cdcsync.config.model import RunConfig
 from cdcsync.engine import sync
-from cdcsync.engine.model import BatchInput, BatchResult
 from cdcsync.errors import DecodeError
 from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.model.batch import BatchInput, BatchResult
 
 
 class _Pipe:

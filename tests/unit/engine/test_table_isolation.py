@@ -1,5 +1,5 @@
 """Issue 46, point 2: [run] on_table_failure = "isolate". Spark-free: where a routed batch's Kafka read starts and
-where each table stands (engine/progress.py), the progress record's round trip (and an older record without
+where each table stands (model/progress.py), the progress record's round trip (and an older record without
 isolation), the backoff, which failures set a table aside (engine/routing.py), and run's batch planning with a table
 set aside (engine/runner.py), with a fake topic."""
 
@@ -14,13 +14,13 @@ import pytest
 from cdcsync.config import load_config
 from cdcsync.config.model import RunConfig
 from cdcsync.engine import routing
-from cdcsync.engine.model import BatchInput, BatchResult
-from cdcsync.engine.progress import DONE, WRITING, Isolated, Isolation, Progress, backoff, error_line
 from cdcsync.engine.runner import KafkaBatches
 from cdcsync.engine.sync import Summary
 from cdcsync.errors import ConfigError, LedgerError, SinkError
 from cdcsync.exit_codes import MEANING, ExitCode
 from cdcsync.kafka.offsets import BELOW_EARLIEST, Gap, Offsets
+from cdcsync.model.batch import BatchInput, BatchResult
+from cdcsync.model.progress import DONE, WRITING, Isolated, Isolation, Progress, backoff, error_line
 from cdcsync.runtime.metrics import RunMetrics
 from tests.configs import minimal, write
 

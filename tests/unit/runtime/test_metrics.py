@@ -5,8 +5,8 @@ import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from cdcsync.engine.model import BatchResult
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.model.batch import BatchResult
 from cdcsync.runtime.metrics import RunMetrics
 from tests import cli
 

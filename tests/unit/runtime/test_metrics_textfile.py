@@ -10,9 +10,9 @@ import time
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from cdcsync.engine.model import BatchResult
 from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.model.batch import BatchResult
 from cdcsync.runtime import metrics as metrics_mod
 from cdcsync.runtime.metrics import LAST_SUCCESS, RunMetrics, write_atomically
 from tests import cli

@@ -8,10 +8,10 @@ import datetime as dt
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from cdcsync.engine.model import BatchResult, table_failure
-from cdcsync.engine.progress import Isolated, Isolation
 from cdcsync.errors import CdcsyncError, SchemaError, SinkError
 from cdcsync.kafka.offsets import Offsets
+from cdcsync.model.batch import BatchResult, table_failure
+from cdcsync.model.progress import Isolated, Isolation
 from cdcsync.runtime.compactor import Compactions
 from cdcsync.runtime.metrics import FAILURE_REASONS, RunMetrics, failure_reason
 

@@ -7,10 +7,10 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cdcsync import jvm_errors
-from cdcsync.engine.progress import Isolation, error_line
 from cdcsync.errors import CdcsyncError
 from cdcsync.exit_codes import ExitCode
 from cdcsync.kafka.offsets import Gap, Offsets
+from cdcsync.model.progress import Isolation, error_line
 from cdcsync.schema.spark.columns import Col
 from cdcsync.schema.spark.evolution import ColumnChange
 from cdcsync.sinks.hudi import ORDERING, TableSpec

@@ -1,5 +1,5 @@
 """The pipeline as the drivers of a batch see it (`pipe`): engine.pipeline.Pipeline, described here because it
-imports them (routing, sync, drops), so they cannot import it."""
+imports them (routing, sync, drops), so they cannot import it; in terms of model/ and the packages below it."""
 
 from __future__ import annotations
 
@@ -9,11 +9,10 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from cdcsync.config.model import Config
-    from cdcsync.engine.model import BatchInput, BatchResult, CommitMode, OnBad, TableState
     from cdcsync.formats.spark.avro import WriterSchemas
     from cdcsync.kafka.spark_source import RangeReads
+    from cdcsync.model.batch import BatchInput, BatchResult, CommitMode, Compacting, OnBad, TableState
     from cdcsync.reporting import Reporter
-    from cdcsync.runtime.compactor import Compactor
     from cdcsync.sinks import hudi
 
 
@@ -46,7 +45,7 @@ class PipelineContext(Protocol):
 
     def table_state(self, cfg: Config | None = None) -> TableState: ...
 
-    def compactor(self, spec: hudi.TableSpec) -> Compactor | None: ...
+    def compactor(self, spec: hudi.TableSpec) -> Compacting | None: ...
 
     def heartbeat(self, every_s: float = 10.0) -> None: ...
 
