@@ -108,8 +108,8 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-# the layers the batch flows through, top down (entry points first): a package imports only packages below it (deferred and type-only
-# imports count); the rest of cdcsync/ (formats, schema, sinks, kafka, …) sits below all of them
+# the layers the batch flows through, top down (entry points first): a package imports only packages below it
+# (deferred and type-only imports count); the rest of cdcsync/ (formats, schema, sinks, kafka, …) sits below them all
 LAYERS = (("__main__", "_submit"), ("cli",), ("engine",), ("stages", "runtime"), ("model",))
 
 
