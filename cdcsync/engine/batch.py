@@ -35,7 +35,7 @@ from cdcsync.schema.spark import fit
 from cdcsync.schema.spark.infer import BatchColumns
 from cdcsync.sinks import hudi
 from cdcsync.stages import classify, masking
-from cdcsync.stages.classified import classify_batch
+from cdcsync.stages.classified import Misfit, classify_batch
 from cdcsync.stages.typed import DecodedBatch, typed_batch
 from cdcsync.stages.write_set import commit
 
@@ -85,16 +85,17 @@ def sync_table(pipe: PipelineContext, cfg: Config, state: TableState, batch: Bat
         _settle_key(job, env)
         # a table whose last batch carried its schema is not tried: its rows would not fit
         kept = None if route or masks or not state.schemaless else fit.kept_columns(env, cfg, state.columns or [])
-        if kept is not None and (result := _stages(ctx, job, DecodedBatch(env, BatchColumns(kept)))):
-            return result
         if kept is not None:
+            result = _stages(ctx, job, DecodedBatch(env, BatchColumns(kept)))
+            if isinstance(result, BatchResult):
+                return result
             ctx.reporter.event("columns_inferred", batch=batch.batch_id, table=state.spec.table_name,
-                               why="rows that do not fit the known columns")
+                               why="rows that do not fit the known columns", misfits=result.rows)
         if route is None:
             env = env.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             result = _stages(ctx, job, DecodedBatch(env))
-            assert result is not None  # only rows typed with known columns can misfit
+            assert isinstance(result, BatchResult)  # only rows typed with known columns can misfit
             return result
         finally:
             if route is None:
@@ -103,11 +104,11 @@ def sync_table(pipe: PipelineContext, cfg: Config, state: TableState, batch: Bat
         ctx.describe(batch, None)
 
 
-def _stages(ctx: TableContext, job: TableBatch, decoded: DecodedBatch) -> BatchResult | None:
-    """The batch through its stages (None: a row does not fit the columns it was typed with)."""
+def _stages(ctx: TableContext, job: TableBatch, decoded: DecodedBatch) -> BatchResult | Misfit:
+    """The batch through its stages, or the Misfit of rows that do not fit the columns it was typed with."""
     classified = classify_batch(ctx, job, typed_batch(ctx, job, decoded))
-    if classified is None:
-        return None
+    if isinstance(classified, Misfit):
+        return classified
     try:
         if job.route and not job.route.write:  # committed before a crash: counted, not written again
             return BatchResult(job.batch.batch_id, job.batch.start, job.batch.end,

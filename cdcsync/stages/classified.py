@@ -67,8 +67,16 @@ class ClassifiedBatch:
         return any(c.get(unavailable.SEEN) for c in self.counts.values())
 
 
-def classify_batch(ctx: TableContext, job: TableBatch, typed: TypedBatch) -> ClassifiedBatch | None:
-    """`typed` classified and counted; None if a row does not fit the columns it was typed with (typed again)."""
+@dataclass(frozen=True)
+class Misfit:
+    """A batch typed with the table's known columns in which `rows` rows do not fit them: typed again from all its
+    records (schema/spark/fit.py), before anything of it is counted or written."""
+
+    rows: int
+
+
+def classify_batch(ctx: TableContext, job: TableBatch, typed: TypedBatch) -> ClassifiedBatch | Misfit:
+    """`typed` classified and counted, or the Misfit of rows that do not fit the columns it was typed with."""
     cfg, state, batch = job.cfg, job.state, job.batch
     toast, tf = typed.toast, _bound(ctx, job, typed)
     df = typed.df
@@ -88,7 +96,7 @@ def classify_batch(ctx: TableContext, job: TableBatch, typed: TypedBatch) -> Cla
         counts, misfits = ledger.count_flagged(df, C.MISFIT, _tallies(job, toast, tf))
         if misfits:
             df.unpersist()
-            return None
+            return Misfit(misfits)
         stages = {"read_decode": time.monotonic() - started}
         ledger.check(counts, batch)
         if any(c.get(drops.DROPPED) for c in counts.values()):  # said, or refused before anything is committed

@@ -10,21 +10,11 @@ import json
 
 import pytest
 
-from cdcsync.reporting import PlainReporter
 from tests.cli import cdcsync
 from tests.configs import minimal, write
-from tests.integration.engine.helpers import both, by_key, hudi_rs_rows, run_once, write_config
+from tests.integration.engine.helpers import Events, both, by_key, hudi_rs_rows, run_once, write_config
 
 pytestmark = pytest.mark.integration
-
-
-class Events(PlainReporter):
-    def __init__(self):
-        super().__init__(quiet=True)
-        self.kinds: list[str] = []
-
-    def event(self, kind, **fields):
-        self.kinds.append(kind)
 
 
 def _key(i: int) -> str:
@@ -88,7 +78,7 @@ def test_a_flattened_stream_deletes_the_rows_it_flags(spark, bootstrap, make_top
               (2, _flat(2, "b3", 203, "true")), (5, _flat(5, "e", 204))]
     summary = _land(spark, cfg, produce, topic, second, events)
     assert summary.totals["bad"] == 0 and summary.totals["deleted"] == 2
-    assert "columns_inferred" not in events.kinds  # the flag is no column, so rows fit the table's: one pass
+    assert not events.of("columns_inferred")  # the flag is no column, so rows fit the table's: one pass
     _assert_flat(spark, tmp_path / "table", {3: ("c2", 201), 4: ("d2", 107), 5: ("e", 204)})
 
 

@@ -15,7 +15,7 @@ from cdcsync.schema.spark import fit
 from cdcsync.schema.spark.columns import Col, typed_row
 from cdcsync.schema.spark.evolution import merge
 from cdcsync.schema.spark.infer import infer_batch_columns
-from tests.integration.engine.helpers import hudi_rs_rows, run_once, spark_rows, write_config
+from tests.integration.engine.helpers import Events, hudi_rs_rows, run_once, spark_rows, write_config
 
 pytestmark = pytest.mark.integration
 
@@ -118,20 +118,6 @@ def test_each_kind_of_misfit_is_caught(spark, text):
     assert [r["_kafka_offset"] for r in fit.with_typed_parse(env, cols).where(fit.misfit(cols)).collect()] == [0]
 
 
-class _Events:
-    def __init__(self):
-        self.kinds: list[str] = []
-
-    def info(self, message):
-        pass
-
-    def warn(self, message):
-        pass
-
-    def event(self, kind, **fields):
-        self.kinds.append(kind)
-
-
 def _count_inferences(monkeypatch) -> list[int]:
     from cdcsync.stages import typed
 
@@ -152,10 +138,10 @@ def test_batches_that_fit_are_typed_with_the_known_columns(spark, bootstrap, mak
     produce(topic, rows)
     cfg = write_config(tmp_path, bootstrap, topic, "json", "MERGE_ON_READ",
                        **{"sink.primary_key": ["id"], "run.max_records_per_batch": 4})
-    inferred, events = _count_inferences(monkeypatch), _Events()
+    inferred, events = _count_inferences(monkeypatch), Events()
     summary = run_once(cfg, spark, events)
 
-    assert summary.batches == 3 and inferred == [] and "columns_inferred" not in events.kinds
+    assert summary.batches == 3 and inferred == [] and not events.of("columns_inferred")
     want = {i: (i * 10, f"n{i}") for i in range(9)} | {2: (None, "b")}
     for read in (spark_rows(spark, str(tmp_path / "table")), hudi_rs_rows(str(tmp_path / "table"))):
         assert {r["id"]: (r["qty"], r["name"]) for r in read} == want
@@ -168,10 +154,11 @@ def test_a_row_outside_the_sampled_columns_makes_the_batch_inferred_from_all_row
     topic = make_topic()
     produce(topic, rows)
     cfg = write_config(tmp_path, bootstrap, topic, "json", "COPY_ON_WRITE", **{"sink.primary_key": ["id"]})
-    inferred, events = _count_inferences(monkeypatch), _Events()
+    inferred, events = _count_inferences(monkeypatch), Events()
     summary = run_once(cfg, spark, events)
 
-    assert summary.batches == 1 and inferred == [1] and "columns_inferred" in events.kinds
+    assert summary.batches == 1 and inferred == [1]
+    assert [e["misfits"] for e in events.of("columns_inferred")] == [1]  # the one row with qty 2.5 and color
     df = spark.read.format("hudi").load(str(tmp_path / "table"))
     assert dict(df.dtypes)["qty"] == "double"
     want = {0: (1.0, None), 1: (2.0, None), 2: (2.5, "red")}
@@ -199,13 +186,13 @@ def test_a_table_typed_from_a_carried_schema_is_not_tried_with_its_columns_after
     topic = make_topic()
     produce(topic, [_carrying_schema("c", {"id": i, "name": f"n{i}"}) for i in range(3)])
     cfg = write_config(tmp_path, bootstrap, topic, "debezium-json", "MERGE_ON_READ", **{"sink.primary_key": ["id"]})
-    run_once(cfg, spark, _Events())
+    run_once(cfg, spark, Events())
     produce(topic, [_carrying_schema("u", {"id": 1, "name": "b"})])
     tried, real = [], fit.kept_columns
     monkeypatch.setattr(batch.fit, "kept_columns", lambda *a: tried.append(1) or real(*a))
-    events = _Events()
+    events = Events()
     summary = run_once(cfg, spark, events)  # a new process's pipeline: the table's state comes from its commit
 
-    assert summary.batches == 1 and tried == [] and "columns_inferred" not in events.kinds
+    assert summary.batches == 1 and tried == [] and not events.of("columns_inferred")
     for read in (spark_rows(spark, str(tmp_path / "table")), hudi_rs_rows(str(tmp_path / "table"))):
         assert {r["id"]: r["name"] for r in read} == {0: "n0", 1: "b", 2: "n2"}
