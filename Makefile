@@ -13,7 +13,7 @@ BENCH_ARGS ?=
 AB_ARGS ?=
 CRON_ARGS ?=
 
-.PHONY: help setup prereqs bundles jars-lock kafka-up kafka-down registry-up registry-down test test-prereqs soak test-unit test-integration conformance demo demo-avro bench bench-ab bench-cron ab-args lint docs clean
+.PHONY: help setup prereqs bundles jars-lock kafka-up kafka-down registry-up registry-down test test-prereqs soak test-unit test-integration conformance demo demo-avro bench bench-ab bench-cron bench-cron-profile ab-args lint docs clean
 
 help:
 	@echo "make demo   - start a local broker, produce sample Debezium events, sync them into a Hudi table, show it"
@@ -24,6 +24,7 @@ help:
 	@echo "make bench  - one Debezium workload through cdcsync, the hand-written peer (Hudi's defaults, and tuned as cdcsync), the bound and the Parquet floor, in interleaved rounds, then 100 routed tables serial vs parallel (BENCH_SIZE=tiny|smoke|full)"
 	@echo "make bench-ab AB_ARGS='--option KEY=VALUE' - cdcsync without and with [sink.options] entries on one multi-batch workload, interleaved (python -m bench.ab --help)"
 	@echo "make bench-cron CRON_ARGS=... - the cron shape: cdcsync run --once over each 1,000 new events vs the peer job, median of 5 (python -m bench.cron --help)"
+	@echo "make bench-cron-profile - two profiled cron rounds: each job's Spark jobs (bench.timeline) and Python side (py-spy, bench.pyspy)"
 	@echo "make docs   - build docs/ as a site (.local/site), failing on any broken link"
 	@echo "make jars-lock - after a change to bundles/spark/pom.xml: rewrite cdcsync/jars.lock (what 'cdcsync jars fetch' downloads)"
 	@echo "make setup | bundles | kafka-up | kafka-down | registry-up | registry-down | lint | clean"
@@ -104,6 +105,14 @@ bench-ab: ab-args setup $(VENV)/.bench
 # the cron shape: run --once over each 1,000 new events against the peer job (bench/cron.py), e.g. CRON_ARGS="--rounds 5"
 bench-cron: setup $(VENV)/.bench
 	$(PY) -m bench.cron $(CRON_ARGS)
+
+# where a cron run's time goes: both jobs' Spark jobs (event logs) and cdcsync's Python side (py-spy), two rounds
+bench-cron-profile: setup $(VENV)/.bench
+	rm -rf .local/cron-profile
+	$(PY) -m bench.cron --rounds 2 --py-spy .local/cron-profile/py-spy --event-log .local/cron-profile/event-log $(CRON_ARGS)
+	$(PY) -m bench.pyspy .local/cron-profile/py-spy/cdcsync-*.txt
+	$(PY) -m bench.pyspy .local/cron-profile/py-spy/peer-tuned-*.txt --match bench/peer.py --match cdcsync/ --lines --top 12
+	$(PY) -m bench.timeline --jobs .local/cron-profile/event-log/local-*
 
 ab-args:
 	@test -n "$(AB_ARGS)" || { echo "error: give the option to compare: make bench-ab AB_ARGS='--option KEY=VALUE ...'"; exit 2; }

@@ -2,7 +2,7 @@
 against the peer job (bench/peer.py, `trigger(availableNow=True)`) started the same way on the same new events.
 
     python -m bench.cron [--rounds 5] [--per-run 1000] [--table MERGE_ON_READ|COPY_ON_WRITE] [--bootstrap HOST:PORT]
-                         [--event-log DIR]
+                         [--event-log DIR] [--py-spy DIR] [--spark KEY=VALUE ...]
 
 One topic and one workload (bench/workload.py): a first load of --initial events, unmeasured, into each table; then
 each round produces the next --per-run events and runs each job once over them (one process each, as cron starts
@@ -10,6 +10,12 @@ it: JVM start, session, Kafka read, one Hudi commit, exit), in ABBA order so nei
 writes on cdcsync's own Hudi options (bench/fair.py: peer-tuned). Both tables are checked by hudi-rs against the
 workload's final state at the end. Writes bench/results/<time>-cron.json: every run's wall time, the medians and the
 ratio peer / cdcsync (above 1: cdcsync's run is the shorter).
+
+With --py-spy DIR each measured run is recorded by py-spy (idle samples too: a py4j call waiting on the JVM counts),
+DIR/<job>-<round>.txt as collapsed stacks; `python -m bench.pyspy DIR/cdcsync-*.txt` says where cdcsync's wall time
+went, by function. Those runs are slower: their times profile, they are no figures (`make bench-cron-profile`).
+--spark KEY=VALUE (repeated) sets a Spark setting for both jobs (an experiment: cdcsync's [spark], the peer's
+session).
 """
 
 from __future__ import annotations
@@ -63,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--table", default="MERGE_ON_READ", choices=["MERGE_ON_READ", "COPY_ON_WRITE"])
     p.add_argument("--bootstrap", help="an existing broker (default: a local one started for the run)")
     p.add_argument("--event-log", type=Path, help="keep each run's Spark event log here (python -m bench.timeline)")
+    p.add_argument("--py-spy", type=Path, help="record each run with py-spy here (python -m bench.pyspy)")
+    p.add_argument("--spark", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting for both jobs")
     args = p.parse_args(argv)
     if args.event_log:
         keep_event_logs(args.event_log)
@@ -82,13 +90,14 @@ def bench(work: Path, bootstrap: str, args: argparse.Namespace) -> dict:
     w = Workload(events=args.initial + args.rounds * args.per_run, keys=max(400, args.initial // 5))
     topic = f"bench.cron.{work.name.lower()}"
     source = Topic(bootstrap, topic, w)
-    cfg = cdcsync_config(work, bootstrap, topic, args.table, name="cron_cdcsync")
+    spark = dict(kv.split("=", 1) for kv in args.spark)
+    cfg = cdcsync_config(work, bootstrap, topic, args.table, name="cron_cdcsync", spark=spark)
     options = fair.tuned_options(cfg, args.per_run)  # the peer on cdcsync's own Hudi options (peer-tuned)
     peer_path = work / "cron_peer"
     jobs = {
         "cdcsync": [sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"],
         "peer-tuned": [sys.executable, "-m", "bench.peer", bootstrap, topic, str(peer_path), args.table,
-                       "--options", json.dumps(options)],
+                       "--options", json.dumps(options), "--spark-conf", json.dumps(spark)],
     }
     log(f"{uptime_line()}; first load of {source.produce(args.initial):,} events (unmeasured)")
     for name, cmd in jobs.items():
@@ -98,7 +107,13 @@ def bench(work: Path, bootstrap: str, args: argparse.Namespace) -> dict:
         sent = source.produce(args.per_run)
         order = list(jobs) if r % 2 == 0 else list(jobs)[::-1]
         for name in order:
-            m = measured(f"{name} round {r + 1}", jobs[name])
+            cmd = jobs[name]
+            if args.py_spy:
+                args.py_spy.mkdir(parents=True, exist_ok=True)
+                out = args.py_spy / f"{name}-{r + 1}.txt"
+                cmd = [str(Path(sys.executable).with_name("py-spy")), "record", "--idle", "--format", "raw",
+                       "--rate", "100", "--output", str(out), "--", *cmd]
+            m = measured(f"{name} round {r + 1}", cmd)
             runs.append({"round": r + 1, "name": name, "seconds": m.seconds, "cpu_s": m.cpu_s,
                          "peak_rss_mb": m.peak_rss_mb, "messages": sent})
             log(f"round {r + 1}: {name} {m.seconds:.2f}s")
@@ -107,7 +122,7 @@ def bench(work: Path, bootstrap: str, args: argparse.Namespace) -> dict:
     got = {"cdcsync": table_checksum(work / "cron_cdcsync"), "peer-tuned": table_checksum(peer_path)}
     medians = {n: statistics.median(x["seconds"] for x in runs if x["name"] == n) for n in jobs}
     report = {"kind": "cron", "table_type": args.table, "per_run": args.per_run, "initial": args.initial,
-              "rounds": args.rounds, "machine": machine(), "runs": runs,
+              "rounds": args.rounds, "spark": spark, "machine": machine(), "runs": runs,
               "median_s": {n: round(s, 2) for n, s in medians.items()},
               "spread_s": {n: [min(x["seconds"] for x in runs if x["name"] == n),
                                max(x["seconds"] for x in runs if x["name"] == n)] for n in jobs},

@@ -5,11 +5,13 @@ deletes; Hudi's defaults otherwise, or the write options given (`--options`, JSO
 "tuned" cdcsync's own, bench/fair.py, and every peer the bench's --sink-option).
 
     python -m bench.peer BOOTSTRAP TOPIC TABLE_PATH MERGE_ON_READ|COPY_ON_WRITE [--max-offsets N] [--options JSON]
+                         [--spark-conf JSON]
     python -m bench.peer BOOTSTRAP TOPIC TABLE_PATH MERGE_ON_READ --processing-time 1s   (until SIGTERM: freshness)
 
 With --processing-time the job is a long-running service, and its session is set as `cdcsync run`'s service is
 (cdcsync.runtime.session.service_conf: the driver's heap reserved and touched at start), so that the freshness run
-gives both jobs the same JVM flags.
+gives both jobs the same JVM flags. --spark-conf: more Spark settings for the session (an experiment's, which
+cdcsync's [spark] gets too: bench.cron --spark).
 """
 
 from __future__ import annotations
@@ -24,16 +26,17 @@ from bench.floor import ENVELOPE
 
 
 def main(bootstrap: str, topic: str, path: str, table_type: str, max_offsets: str = "", options: str = "",
-         processing_time: str = "") -> dict:
+         processing_time: str = "", spark_conf: str = "") -> dict:
     """`options`: more hoodie.* write options (JSON), over the peer's own; `processing_time`: a trigger interval
-    instead of availableNow, the job running until SIGTERM as a service (the freshness run)."""
+    instead of availableNow, the job running until SIGTERM as a service (the freshness run); `spark_conf`: more
+    Spark settings (JSON)."""
     from pyspark.sql import functions as F
 
     from cdcsync.runtime.session import build_session, service_conf
 
     t0 = time.monotonic()
-    spark = build_session(f"bench-peer-{table_type.lower()}", "local[2]",
-                          service_conf({}) if processing_time else None)
+    conf = (service_conf({}) if processing_time else {}) | json.loads(spark_conf or "{}")
+    spark = build_session(f"bench-peer-{table_type.lower()}", "local[2]", conf or None)
     reader = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", topic).option("startingOffsets", "earliest"))
     if max_offsets:
@@ -77,4 +80,5 @@ if __name__ == "__main__":
     ap.add_argument("--max-offsets", default="", help="maxOffsetsPerTrigger: batches of at most N messages")
     ap.add_argument("--options", default="", help="more Hudi write options, a JSON object")
     ap.add_argument("--processing-time", default="")
+    ap.add_argument("--spark-conf", default="", help="more Spark settings for the session, a JSON object")
     print(json.dumps(main(**vars(ap.parse_args()))))
