@@ -93,16 +93,21 @@ def classify_batch(ctx: TableContext, job: TableBatch, typed: TypedBatch) -> Cla
     try:
         ctx.describe(batch, "read, decode, type, classify and count (the one pass)")
         started = time.monotonic()
-        counts, misfits = ledger.count_flagged(df, C.MISFIT, _tallies(job, toast, tf))
-        if misfits:
+        binlog = state.ordering == hudi.ORDERING and format_spec(cfg.source.format).binlog_positions
+        counted = ledger.count_flagged(df, C.MISFIT, _tallies(job, toast, tf),
+                                       position.switch_facts() if binlog else None)
+        if counted.flagged:
             df.unpersist()
-            return Misfit(misfits)
+            return Misfit(counted.flagged)
+        counts = counted.counts
         stages = {"read_decode": time.monotonic() - started}
         ledger.check(counts, batch)
         if any(c.get(drops.DROPPED) for c in counts.values()):  # said, or refused before anything is committed
             drops.said(ctx.reporter, cfg, batch, df, F.lit(state.spec.table_name))
-        if state.ordering == hudi.ORDERING and format_spec(cfg.source.format).binlog_positions:
-            state.servers, state.runs = position.merge_runs(state.servers, position.server_switches(df))
+        if binlog:  # where servers' runs begin: from the pass's facts, or a window job when a partition failed over
+            found = position.switches_from(counted.facts)
+            state.servers, state.runs = position.merge_runs(state.servers, position.server_switches(df)
+                                                            if found is None else found)
         new_truncates = _truncates(job, df, counts)
         samples: list[dict[str, Any]] = []
         bad_total = sum(c["bad"] for c in counts.values())

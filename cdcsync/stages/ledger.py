@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -15,25 +18,38 @@ from cdcsync.model.batch import CLASSES, BatchInput
 _COUNTS = ("messages", "rows", "min_offset", "max_offset", "newest_ms", *CLASSES)
 
 
+@dataclass(frozen=True)
+class Counted:
+    """What the one aggregation over a batch found: its ledger, the rows flagged, and per partition the values of
+    the `facts` asked for (not part of the ledger, which the commit keeps)."""
+
+    counts: dict[str, dict[str, int]]
+    flagged: int
+    facts: dict[str, dict[str, Any]]
+
+
 def count(df: DataFrame) -> dict[str, dict[str, int]]:
     """One aggregation over classified rows (`_class`): {"topic/partition": counts}."""
-    return count_flagged(df, None)[0]
+    return count_flagged(df, None).counts
 
 
-def count_flagged(df: DataFrame, flag: str | None,
-                  tallies: dict[str, Column] | None = None) -> tuple[dict[str, dict[str, int]], int]:
+def count_flagged(df: DataFrame, flag: str | None, tallies: dict[str, Column] | None = None,
+                  facts: dict[str, Column] | None = None) -> Counted:
     """`count`, and in the same aggregation the rows whose boolean column `flag` is true; `tallies`: more counts
-    per partition (name: a boolean condition), kept in the ledger where non-zero (model.TALLIES)."""
+    per partition (name: a boolean condition), kept in the ledger where non-zero (model.TALLIES); `facts`: more
+    aggregates per partition (name: an aggregate column), returned beside the ledger."""
     aggs = [F.count(F.when(F.col(C.POS) == 0, 1)).alias("messages"), F.count(F.lit(1)).alias("rows"),
             F.min(C.OFFSET).alias("min_offset"), F.max(C.OFFSET).alias("max_offset"),
             F.coalesce(F.max(F.unix_millis(C.TIMESTAMP)), F.lit(0)).alias("newest_ms")]
     aggs += [F.count(F.when(F.col(C.CLASS) == k, 1)).alias(k) for k in CLASSES]
     aggs += [F.count(F.when(cond, 1)).alias(name) for name, cond in (tallies or {}).items()]
+    aggs += [agg.alias(name) for name, agg in (facts or {}).items()]
     aggs.append(F.count(F.when(F.col(flag), 1)) if flag else F.lit(0))
     rows = df.groupBy(C.TOPIC, C.PARTITION).agg(*aggs).collect()
     counts = {tp_key(r[C.TOPIC], r[C.PARTITION]): {k: int(r[k]) for k in _COUNTS} | {
         k: int(r[k]) for k in tallies or {} if r[k]} for r in rows}
-    return counts, sum(int(r[-1]) for r in rows)
+    found = {tp_key(r[C.TOPIC], r[C.PARTITION]): {k: r[k] for k in facts or {}} for r in rows}
+    return Counted(counts, sum(int(r[-1]) for r in rows), found)
 
 
 def add(parts: list[dict[str, dict[str, int]]]) -> dict[str, dict[str, int]]:

@@ -24,6 +24,7 @@ old range give a record the same value; tables written with ORDERING_LOG keep th
 from __future__ import annotations
 
 from bisect import bisect_right
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -76,6 +77,37 @@ def server(text: Column) -> Column:
 def stream(topic: Column, partition: Column, connector: Column) -> Column:
     """Where server runs are told apart: a Kafka partition and the connector (Debezium source.name) writing it."""
     return F.concat_ws("/", topic, partition.cast("string"), F.coalesce(connector, F.lit("")))
+
+
+# per Kafka partition, over its binlog rows: how many, the first offset, the connectors and servers seen (min and
+# max), and how many carry a server; read by switches_from, aggregated in the batch's one pass (stages/ledger.py)
+_ROWS, _FIRST, _SOURCES, _SERVERS, _SERVED = "binlog_rows", "binlog_first", "binlog_sources", "binlog_servers", \
+    "binlog_served"
+
+
+def switch_facts() -> dict[str, Column]:
+    """The aggregates, per Kafka partition, that switches_from reads."""
+    binlog = F.col(C.POSITION).startswith("b")
+    source, srv = F.when(binlog, F.coalesce(F.col(C.SOURCE_NAME), F.lit(""))), F.when(binlog, F.col(C.SERVER))
+    return {_ROWS: F.count(F.when(binlog, 1)), _FIRST: F.min(F.when(binlog, F.col(C.OFFSET))),
+            _SOURCES: F.array(F.min(source), F.max(source)), _SERVERS: F.array(F.min(srv), F.max(srv)),
+            _SERVED: F.count(srv)}
+
+
+def switches_from(facts: dict[str, dict[str, Any]]) -> list[tuple[str, int, int | None]] | None:
+    """server_switches without its window job, from each partition's switch_facts: when every partition's binlog
+    rows come from one connector and either all name one server or none names any, a stream's one switch is its
+    first row. None when a partition holds a failover, two connectors or rows with and without a server: the
+    window decides."""
+    out: list[tuple[str, int, int | None]] = []
+    for tp, f in facts.items():
+        if not f[_ROWS]:
+            continue
+        (first_source, last_source), (low, high) = f[_SOURCES], f[_SERVERS]
+        if first_source != last_source or f[_SERVED] not in (0, f[_ROWS]) or low != high:
+            return None
+        out.append((f"{tp}/{first_source}", int(f[_FIRST]), None if low is None else int(low)))
+    return out
 
 
 def server_switches(df: DataFrame) -> list[tuple[str, int, int | None]]:
