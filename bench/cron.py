@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def bench(work: Path, bootstrap: str, args: argparse.Namespace) -> dict:
-    w = Workload(events=args.initial + args.rounds * args.per_run, keys=max(400, args.initial // 5))
+    events = args.initial + args.rounds * args.per_run  # keys enough that deletes never use them all up
+    w = Workload(events=events, keys=max(400, args.initial // 5, events // 10))
     topic = f"bench.cron.{work.name.lower()}"
     source = Topic(bootstrap, topic, w)
     spark = dict(kv.split("=", 1) for kv in args.spark)

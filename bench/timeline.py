@@ -3,11 +3,15 @@ each job's start, the driver's gap before it, its length and tasks; the time wit
 for an application that upserts into Hudi in several batches, each batch's period and the part of it with no job
 running (a batch runs from one `Tagging` job, the first job of Hudi's upsert, to the next).
 
-    python -m bench.timeline EVENTLOG [EVENTLOG ...] [--jobs] [--stages]
+    python -m bench.timeline EVENTLOG [EVENTLOG ...] [--jobs] [--stages] [--between A B]
 
 `--stages` lists every completed stage with its job, length, tasks, and the tasks' summed run time and CPU time
 (Spark's executorRunTime and executorCpuTime): on a machine shared with other work the CPU time moves far less than
 the wall time, and tells one application's stages apart from another's more steadily.
+
+`--between A B` adds to each summary `between_s`: the seconds from the end of the last job named A (in its
+description or its first stage's call site, e.g. `stages/ledger.py`) to the start of the first job named B after it
+(e.g. `delete markers`): the driver's time and the jobs between two steps of a batch.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class Job:
     end: float | None  # None: still running when the log ends
     tasks: int
     description: str
+    callsite: str = ""  # its first stage's name: where in the driver's code the job was started
 
 
 @dataclass
@@ -52,7 +57,8 @@ def read(path: Path) -> App:
             stages = e.get("Stage Infos") or []
             description = props.get("spark.job.description") or (stages[0]["Stage Name"] if stages else "")
             jobs[e["Job ID"]] = Job(e["Job ID"], e["Submission Time"] / 1000 - t0, None,
-                                    sum(s["Number of Tasks"] for s in stages), description)
+                                    sum(s["Number of Tasks"] for s in stages), description,
+                                    stages[0]["Stage Name"] if stages else "")
             last = max(last, jobs[e["Job ID"]].start)
         elif kind == "SparkListenerJobEnd" and e["Job ID"] in jobs:
             jobs[e["Job ID"]].end = e["Completion Time"] / 1000 - t0
@@ -153,6 +159,21 @@ def summary(app: App) -> dict:
     return out
 
 
+def between(app: App, a: str, b: str) -> float | None:
+    """Seconds from the end of the last job named `a` to the start of the first job named `b` after it (None when
+    the application has no such pair)."""
+    def named(j: Job, text: str) -> bool:
+        return text in j.description or text in j.callsite
+
+    for later in app.jobs:
+        if not named(later, b):
+            continue
+        done = [j.end for j in app.jobs if named(j, a) and j.end is not None and j.end <= later.start]
+        if done:
+            return round(later.start - max(done), 2)
+    return None
+
+
 def job_lines(app: App) -> list[str]:
     lines, reached = [], 0.0
     for j in app.jobs:
@@ -169,6 +190,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", action="store_true", help="list every job: start, driver gap before it, length, tasks")
     ap.add_argument("--stages", action="store_true",
                     help="list every completed stage: its job, length, tasks, the tasks' run time and CPU time")
+    ap.add_argument("--between", nargs=2, metavar=("A", "B"),
+                    help="the seconds from the end of the last job named A to the start of the next job named B")
     args = ap.parse_args(argv)
     for path in args.logs:
         app = read(path)
@@ -178,7 +201,7 @@ def main(argv=None) -> int:
         if args.stages:
             print(f"# {app.name} ({path.name}): stages")
             print("\n".join(stage_lines(stages(path))))
-        print(json.dumps(summary(app)))
+        print(json.dumps(summary(app) | ({"between_s": between(app, *args.between)} if args.between else {})))
     return 0
 
 

@@ -104,3 +104,18 @@ def test_bench_event_log_makes_every_spark_launch_log_into_the_folder(tmp_path, 
     assert os.environ["SPARK_CONF_DIR"] == str(conf)
     assert (conf / "spark-defaults.conf").read_text().splitlines() == [
         "spark.eventLog.enabled true", f"spark.eventLog.dir {(tmp_path / 'ev').resolve().as_uri()}"]
+
+
+def test_between_two_steps_counts_from_the_last_job_of_one_to_the_first_of_the_other(tmp_path, capsys):
+    path = _log(tmp_path / "local-3", [
+        (0, 1.0, 2.0, 4, "cdcsync batch 1: the one pass"),  # its call site: collect at batch.py:0
+        (1, 2.2, 2.5, 4, "cdcsync batch 1: the one pass"),
+        (2, 3.0, 3.2, 1, "cdcsync batch 1: delete markers"),
+        (3, 4.0, 4.1, 1, "cdcsync batch 1: delete markers"),
+    ])
+    app = timeline.read(path)
+    assert timeline.between(app, "one pass", "delete markers") == 0.5  # 2.5 → 3.0
+    assert timeline.between(app, "batch.py:0", "delete markers") == 1.0  # by call site: 2.0 → 3.0
+    assert timeline.between(app, "delete markers", "one pass") is None
+    assert timeline.main([str(path), "--between", "one pass", "delete markers"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["between_s"] == 0.5
