@@ -106,7 +106,8 @@ def switches_from(facts: dict[str, dict[str, Any]]) -> list[tuple[str, int, int 
         (first_source, last_source), (low, high) = f[_SOURCES], f[_SERVERS]
         if first_source != last_source or f[_SERVED] not in (0, f[_ROWS]) or low != high:
             return None
-        out.append((f"{tp}/{first_source}", int(f[_FIRST]), None if low is None else int(low)))
+        name = f"{tp}/{first_source}"  # what stream() names it: topic/partition/connector
+        out.append((name, int(f[_FIRST]), None if low is None else int(low)))
     return out
 
 
