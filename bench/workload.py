@@ -59,6 +59,7 @@ def _generate(w: Workload, rows: dict[int, dict]):
     rng = random.Random(w.seed)
     live: list[int] = []
     where: dict[int, int] = {}  # id -> index in `live`, for O(1) removal
+    gone: list[int] = []  # deleted keys, in the order of their deletes
     next_id, ts, last_id = w.first_id, T0_MS, w.first_id + w.keys - 1
     for _ in range(w.events):
         ts += 1
@@ -67,12 +68,13 @@ def _generate(w: Workload, rows: dict[int, dict]):
             op = "d"
         elif live and (r < w.delete_share + w.update_share or next_id > last_id):
             op = "u"
-        elif next_id <= last_id:
+        else:  # a new key; with every key used and none live, the oldest deleted one comes back
             op = "c"
-        else:
-            op = "u"
         if op == "c":
-            cid, next_id = next_id, next_id + 1
+            if next_id <= last_id:
+                cid, next_id = next_id, next_id + 1
+            else:
+                cid = gone.pop(0)
             before = None
             after = {"id": cid, "name": f"customer-{cid:07d}", "segment": rng.choice(SEGMENTS),
                      "balance_cents": rng.randint(-10_000, 1_000_000), "updated_at": ts}
@@ -92,6 +94,7 @@ def _generate(w: Workload, rows: dict[int, dict]):
                 i, last = where.pop(cid), live.pop()
                 if last != cid:
                     live[i], where[last] = last, i
+                gone.append(cid)
         if after is None:
             rows.pop(cid, None)
         else:

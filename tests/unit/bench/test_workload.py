@@ -78,3 +78,19 @@ def test_the_peers_commits_are_its_checkpoints_committed_batches_with_their_end_
     got = peer_commits(tmp_path)
     assert [ends for _, ends in got] == [{0: 10, 1: 4}], "batch 1 is planned, not committed: not visible yet"
     assert got[0][0] == (tmp_path / "commits" / "0").stat().st_mtime
+
+
+def test_a_workload_whose_deletes_use_every_key_up_brings_deleted_keys_back():
+    w = Workload(events=400, keys=10, update_share=0.0, delete_share=0.5)  # more deletes than keys to insert
+    table = {}
+    ops = Counter()
+    for _, value in Events(w):
+        e = json.loads(value)
+        ops[e["op"]] += 1
+        if e["op"] == "d":
+            del table[e["before"]["id"]]
+        else:
+            assert (e["op"] == "c") == (e["after"]["id"] not in table)
+            table[e["after"]["id"]] = e["after"]
+    assert ops["c"] > 10 and ops["d"] > 10  # keys deleted and inserted again
+    assert table == final_state(w) and set(table) <= set(range(1, 11))
