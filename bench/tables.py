@@ -5,7 +5,7 @@ sized to the machine), each run into a table root of its own from the same topic
 the median of each.
 
     python -m bench.tables [--size tiny|smoke|full] [--tables N] [--changes N] [--keys N] [--batches 2]
-                           [--rounds 3] [--widths 1,default]
+                           [--rounds 3] [--widths 1,default] [--event-log DIR]
     python -m bench.run --size full --only tables        (make bench runs it after the other contenders)
 
 Sizes (SIZES): tiny 4 tables × 50 changes, smoke 24 × 200, full 100 × 1,000; --tables/--changes/--keys override.
@@ -340,7 +340,13 @@ def main(argv=None) -> int:
     ap.add_argument("--widths", default="1,default",
                     help="table_parallelism values to compare, 'default' for unset (sized to the machine)")
     ap.add_argument("--bootstrap", help="use this broker instead of starting one")
+    ap.add_argument("--event-log", type=Path, metavar="DIR",
+                    help="keep every run's Spark event log in DIR (read them with python -m bench.timeline)")
     args = ap.parse_args(argv)
+    if args.event_log:
+        from bench.run import keep_event_logs  # bench.run imports this module only inside its functions
+
+        keep_event_logs(args.event_log)
     widths = tuple(args.widths.split(","))
     if any(wd != "default" and not wd.isdigit() for wd in widths):
         ap.error("--widths takes integers and 'default'")
