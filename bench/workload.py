@@ -11,6 +11,7 @@ import json
 import random
 import time
 import zlib
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -59,7 +60,7 @@ def _generate(w: Workload, rows: dict[int, dict]):
     rng = random.Random(w.seed)
     live: list[int] = []
     where: dict[int, int] = {}  # id -> index in `live`, for O(1) removal
-    gone: list[int] = []  # deleted keys, in the order of their deletes
+    gone: deque[int] = deque()  # deleted keys, in the order of their deletes
     next_id, ts, last_id = w.first_id, T0_MS, w.first_id + w.keys - 1
     for _ in range(w.events):
         ts += 1
@@ -74,7 +75,7 @@ def _generate(w: Workload, rows: dict[int, dict]):
             if next_id <= last_id:
                 cid, next_id = next_id, next_id + 1
             else:
-                cid = gone.pop(0)
+                cid = gone.popleft()
             before = None
             after = {"id": cid, "name": f"customer-{cid:07d}", "segment": rng.choice(SEGMENTS),
                      "balance_cents": rng.randint(-10_000, 1_000_000), "updated_at": ts}
