@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import fair, measure, run
+from bench import fair, measure, run, timeline
 from bench.contenders import Source, cdcsync_config, log, measured, status, table_checksum
 from bench.workload import Workload, broker, checksum, final_state, produce
 
@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     if min(args.batches, args.batch_size, args.rounds) < 1:
         ap.error("--batches, --batch-size and --rounds must be at least 1")
     if args.event_log:
-        run.keep_event_logs(args.event_log)
+        timeline.keep_event_logs(args.event_log)
     option = dict(o.split("=", 1) for o in args.option)
     sink = dict(o.split("=", 1) for o in args.sink_option)
     events = args.batches * args.batch_size

@@ -30,7 +30,8 @@ from pathlib import Path
 
 from bench import fair
 from bench.contenders import cdcsync_config, measured, table_checksum
-from bench.run import RESULTS, ROOT, keep_event_logs, machine, uptime_line
+from bench.run import RESULTS, ROOT, machine, uptime_line
+from bench.timeline import keep_event_logs
 from bench.workload import Events, Workload, broker, checksum, final_state, partition_of, produce_topic
 
 

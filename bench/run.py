@@ -40,6 +40,7 @@ from bench import fair
 from bench.contenders import FLOOR, Source, cdcsync_config, contenders, log, measured, run_rounds, table_checksum
 from bench.freshness import Job
 from bench.freshness import measure as measure_freshness
+from bench.timeline import keep_event_logs
 from bench.workload import Workload, broker, checksum, final_state, produce
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -261,16 +262,6 @@ def tables_wrong(report: dict) -> list[str]:
     from bench import tables as tb
 
     return [f"tables {name}" for name in tb.wrong(report)]
-
-
-def keep_event_logs(folder: Path) -> None:
-    """Every Spark application this run starts (cdcsync, the peer, the floor) logs its events into `folder`: set in
-    a spark-defaults.conf that Spark's launcher reads (SPARK_CONF_DIR), so no contender's own settings change."""
-    folder = folder.resolve()
-    conf = folder / "conf"
-    conf.mkdir(parents=True, exist_ok=True)
-    (conf / "spark-defaults.conf").write_text(f"spark.eventLog.enabled true\nspark.eventLog.dir {folder.as_uri()}\n")
-    os.environ["SPARK_CONF_DIR"] = str(conf)
 
 
 FRESH_JOBS = ("cdcsync", "peer-default", "peer-tuned")

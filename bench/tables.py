@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bench import measure
+from bench.timeline import keep_event_logs
 from bench.workload import broker
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -344,8 +345,6 @@ def main(argv=None) -> int:
                     help="keep every run's Spark event log in DIR (read them with python -m bench.timeline)")
     args = ap.parse_args(argv)
     if args.event_log:
-        from bench.run import keep_event_logs  # bench.run imports this module only inside its functions
-
         keep_event_logs(args.event_log)
     widths = tuple(args.widths.split(","))
     if any(wd != "default" and not wd.isdigit() for wd in widths):

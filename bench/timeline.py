@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -41,6 +42,17 @@ class App:
     name: str
     seconds: float  # the application's length (to its last event when the log has no end)
     jobs: list[Job] = field(default_factory=list)
+
+
+def keep_event_logs(folder: Path) -> None:
+    """Every Spark application the bench starts from now on (cdcsync, the peer, the floor) logs its events into
+    `folder`: set in a spark-defaults.conf that Spark's launcher reads (SPARK_CONF_DIR), so no contender's own
+    settings change."""
+    folder = folder.resolve()
+    conf = folder / "conf"
+    conf.mkdir(parents=True, exist_ok=True)
+    (conf / "spark-defaults.conf").write_text(f"spark.eventLog.enabled true\nspark.eventLog.dir {folder.as_uri()}\n")
+    os.environ["SPARK_CONF_DIR"] = str(conf)
 
 
 def read(path: Path) -> App:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench import run, timeline
+from bench import timeline
 
 T0 = 1_800_000_000_000  # the application's start, in ms as Spark logs it
 
@@ -99,7 +99,7 @@ def test_busy_counts_each_second_any_job_ran_once(spans, a, b):
 
 def test_bench_event_log_makes_every_spark_launch_log_into_the_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path / "theirs"))  # put back as it was once the test ends
-    run.keep_event_logs(tmp_path / "ev")
+    timeline.keep_event_logs(tmp_path / "ev")
     conf = tmp_path / "ev" / "conf"
     assert os.environ["SPARK_CONF_DIR"] == str(conf)
     assert (conf / "spark-defaults.conf").read_text().splitlines() == [
