@@ -58,11 +58,12 @@ class Job:
 
     @classmethod
     def peer(cls, bootstrap: str, topic: str, path: Path, options: dict[str, str] | None = None,
-             name: str = "peer") -> Job:
+             name: str = "peer", spark: dict[str, str] | None = None) -> Job:
         """The peer's streaming query as a service (its session as cdcsync's service's: bench/peer.py), with these
-        Hudi write options over its own."""
+        Hudi write options over its own and these Spark settings over the service's."""
         return cls(name, [sys.executable, "-m", "bench.peer", bootstrap, topic, str(path), "MERGE_ON_READ",
-                          "--processing-time", "1 second", "--options", json.dumps(options or {})], str(path),
+                          "--processing-time", "1 second", "--options", json.dumps(options or {}),
+                          "--spark-conf", json.dumps(spark or {})], str(path),
                    lambda: peer_commits(Path(f"{path}_checkpoint")))
 
 

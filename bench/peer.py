@@ -35,7 +35,9 @@ def main(bootstrap: str, topic: str, path: str, table_type: str, max_offsets: st
     from cdcsync.runtime.session import build_session, service_conf
 
     t0 = time.monotonic()
-    conf = (service_conf({}) if processing_time else {}) | json.loads(spark_conf or "{}")
+    conf = json.loads(spark_conf or "{}")
+    if processing_time:  # the service's rule over the given settings, as `cdcsync run` applies it over [spark]
+        conf = service_conf(conf)
     spark = build_session(f"bench-peer-{table_type.lower()}", "local[2]", conf or None)
     reader = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", topic).option("startingOffsets", "earliest"))

@@ -1,23 +1,24 @@
 """`make bench`: the same Debezium workload through each contender on one local broker, in interleaved rounds.
 
     python -m bench.run [--size smoke|full|tiny] [--rounds 3] [--freshness-seconds 60] [--freshness-rate 2000]
+                        [--heap pre-touched|grown]
     python -m bench.run --size full --only transform [--transform-rounds 3] [--transform-table MOR ...]
     python -m bench.run --size full --only tables [--tables-rounds 3]
 
-Writes bench/results/<time>-<size>.json and .png (and latest-<size>.*). The contenders (bench/contenders.py):
-cdcsync run --once into MOR and COW; the peer (bench/peer.py: the hand-written streaming-sink job) into MOR and COW
-twice, "peer-default" with Hudi's defaults and "peer-tuned" with exactly the Hudi write options cdcsync uses
-(bench/fair.py reads them from cdcsync's own code); the bound (bench/bound.py: the least correct first load, one
-aggregation and a bulk_insert) into MOR and COW on the tuned options; cdcsync into MOR from the same workload in Avro
-(Confluent wire format, a local registry); cdcsync and both peers into MOR in 20 batches (cdcsync's
-max_records_per_batch = the peers' maxOffsetsPerTrigger), where log files and compactions happen; cdcsync into a MOR
-table already holding 20× the workload's keys (--grown-factor); the plain-Parquet floor. `--sink-option` reaches
-every Hudi contender. Every contender runs --rounds times, interleaved (round 1: A B C …, round 2: A B C …), each run
-in a folder of its own that is removed after it; the report has every run, each contender's median, fastest and
-slowest run, and ratios of medians. Then the freshness run (bench/freshness.py) of cdcsync, peer-default and
-peer-tuned, as many rounds, interleaved; then the whole-database pair (bench/tables.py: N tables' changes in one
-topic, routed, serial against parallel commits, interleaved; full = 100 tables × 1,000 changes) into
-bench/results/<time>-<size>-tables.json (`--no-tables` leaves it out, `--only tables` runs it alone). A Hudi
+Writes bench/results/<time>-<size>.json and .png (and latest-<size>.*). The contenders (bench/contenders.py): cdcsync
+run --once into MOR and COW; the peer (bench/peer.py: the hand-written streaming-sink job) into MOR and COW twice,
+"peer-default" with Hudi's defaults and "peer-tuned" with exactly the Hudi write options cdcsync uses (bench/fair.py
+reads them from cdcsync's own code); the bound (bench/bound.py: the least correct first load, one aggregation and a
+bulk_insert) into MOR and COW on the tuned options; cdcsync into MOR from the same workload in Avro (Confluent wire
+format, a local registry); cdcsync and both peers into MOR in 20 batches (cdcsync's max_records_per_batch = the peers'
+maxOffsetsPerTrigger), where log files and compactions happen; cdcsync into a MOR table already holding 20× the
+workload's keys (--grown-factor); the plain-Parquet floor. `--sink-option` reaches every Hudi contender. Every
+contender runs --rounds times, interleaved (round 1: A B C …, round 2: A B C …), each run in a folder of its own that
+is removed after it; the report has every run, each contender's median, fastest and slowest run, and ratios of
+medians. Then the freshness run (bench/freshness.py) of cdcsync, peer-default and peer-tuned, as many rounds,
+interleaved, every job's driver on the same heap flags (`--heap`); then the whole-database pair (bench/tables.py: N
+tables' changes in one topic, routed, serial against parallel commits, interleaved; full = 100 tables × 1,000 changes)
+into bench/results/<time>-<size>-tables.json (`--no-tables` leaves it out, `--only tables` runs it alone). A Hudi
 contender's run whose table differs from the workload's final state is reported WRONG (no figure), and the bench then
 exits with 1. `--only transform` runs the transform pair alone (bench/transform.py: cdcsync without and with a
 [transform] sql, interleaved) into bench/results/<time>-<size>-transform.json.
@@ -106,6 +107,9 @@ def main(argv=None) -> int:
                     help="runs of every contender, interleaved (round 1: A B C …, round 2: A B C …)")
     ap.add_argument("--freshness-seconds", type=int, default=60, help="0 skips the freshness run")
     ap.add_argument("--freshness-rate", type=int, default=2000)
+    ap.add_argument("--heap", choices=list(HEAPS), default="pre-touched",
+                    help="the freshness jobs' driver heap: reserved and touched at start (cdcsync's service default), "
+                         "or grown from a 256 MB start as G1 decides (-Xms256m, no pre-touch)")
     ap.add_argument("--sink-option", action="append", default=[], metavar="KEY=VALUE",
                     help="a hoodie.* write option for every Hudi contender's tables (repeatable), to compare settings; "
                          "not the whole-database pair's")
@@ -265,19 +269,26 @@ def tables_wrong(report: dict) -> list[str]:
 
 
 FRESH_JOBS = ("cdcsync", "peer-default", "peer-tuned")
+# --heap: the freshness jobs' driver JVM; "grown": a -Xms of one's own, which service_conf leaves alone (no pre-touch)
+HEAPS = {"pre-touched": {}, "grown": {"spark.driver.extraJavaOptions": "-Xms256m"}}
+HEAP_WORDS = {"pre-touched": "every job's driver reserves and touches its heap at start (-Xms = spark.driver.memory, "
+                             "-XX:+AlwaysPreTouch: cdcsync.runtime.session.service_conf)",
+              "grown": "every job's driver starts with a 256 MB heap and grows it as G1 decides (-Xms256m, no "
+                       "-XX:+AlwaysPreTouch)"}
 
 
 def run_freshness_rounds(work: Path, bootstrap: str, topic: str, options: dict[str, str], args) -> dict:
     """The freshness run of cdcsync (`cdcsync run` as a service), the peer with Hudi's defaults and the peer tuned
     as cdcsync is for a batch of one trigger's records (`--freshness-rate`: one second's), each on a topic and in a
-    folder of its own, `--rounds` times, interleaved; every job's JVM reserves and touches its heap at start
-    (cdcsync's service does, bench/peer.py gives the peer the same)."""
+    folder of its own, `--rounds` times, interleaved; every job's driver JVM on the same heap flags (`--heap`:
+    cdcsync's service pre-touches its heap, bench/peer.py gives the peer the same, or both grow it)."""
     configs = work / "configs"
     configs.mkdir(parents=True, exist_ok=True)
     tuned = fair.tuned_options(cdcsync_config(configs, bootstrap, topic + ".fresh", "MERGE_ON_READ", trigger="1s",
                                               name="fresh_mor", options=options), args.freshness_rate) | options
-    log(f"freshness: {args.freshness_rate} events/s for {args.freshness_seconds}s, 1 s trigger, MOR, "
-        f"{args.rounds} rounds of {', '.join(FRESH_JOBS)}")
+    heap = HEAPS[args.heap]
+    log(f"freshness: {args.freshness_rate} events/s for {args.freshness_seconds}s, 1 s trigger, MOR, heap "
+        f"{args.heap}, {args.rounds} rounds of {', '.join(FRESH_JOBS)}")
     runs = []
     for i, job in fair.interleave(list(FRESH_JOBS), args.rounds):
         folder = work / f"fresh{len(runs) + 1:03d}"
@@ -285,17 +296,17 @@ def run_freshness_rounds(work: Path, bootstrap: str, topic: str, options: dict[s
         mine = f"{topic}.fresh.{job}.r{i}"
         if job == "cdcsync":
             what = Job.cdcsync(cdcsync_config(folder, bootstrap, mine, "MERGE_ON_READ", trigger="1s", name="fresh_mor",
-                                              options=options))
+                                              options=options, spark=heap))
         else:
-            what = Job.peer(bootstrap, mine, folder / "peer_fresh_mor", tuned if job == "peer-tuned" else options, job)
+            what = Job.peer(bootstrap, mine, folder / "peer_fresh_mor", tuned if job == "peer-tuned" else options, job,
+                            spark=heap)
         try:
             runs.append({"round": i, **run_freshness(bootstrap, mine, what, args)})
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     return {"rate": args.freshness_rate, "seconds": args.freshness_seconds, "hudi_options":
             {"cdcsync": tuned, "peer-default": options, "peer-tuned": tuned},
-            "jvm": "every job's driver reserves and touches its heap at start (-Xms = spark.driver.memory, "
-                   "-XX:+AlwaysPreTouch: cdcsync.runtime.session.service_conf)",
+            "heap": args.heap, "jvm": HEAP_WORDS[args.heap],
             "runs": runs, "summary": freshness_summary(runs)}
 
 

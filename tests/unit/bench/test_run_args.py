@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -162,6 +163,33 @@ def test_the_peer_as_a_service_gets_the_jvm_flags_cdcsyncs_service_gets(monkeypa
             peer.main("b:9092", "t", "/p", "MERGE_ON_READ", processing_time=processing_time)
     assert got == [session.service_conf({}), None]
     assert "-XX:+AlwaysPreTouch" in got[0]["spark.driver.extraJavaOptions"]
+    with pytest.raises(KeyboardInterrupt):  # a -Xms of its own: the service's rule leaves the heap to grow
+        peer.main("b:9092", "t", "/p", "MERGE_ON_READ", processing_time="1 second",
+                  spark_conf=json.dumps(run.HEAPS["grown"]))
+    assert got[-1]["spark.driver.extraJavaOptions"] == "-Xms256m"
+
+
+def test_a_grown_heap_is_every_freshness_jobs(monkeypatch, tmp_path):
+    monkeypatch.setattr(run, "ROOT", tmp_path)
+    monkeypatch.setattr(run, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(run, "produce", lambda *a: {"messages": 7, "seconds": 0.1})
+    commands, configs = [], []
+
+    def fake(bootstrap, topic, job, rate, seconds, check=None):
+        commands.append(job.command)
+        if job.name == "cdcsync":  # its folder is gone after the run
+            configs.append(Path(job.command[-1]).read_text())
+        return {"p50_s": 1.0, "p95_s": 2.0, "p99_s": 3.0, "records": 10, "commits": 4, "compactions": 0,
+                "rss_mb": {}, "state_matches": True}
+
+    monkeypatch.setattr(run, "measure_freshness", fake)
+    assert run.main(["--size", "tiny", "--bootstrap", "b:9092", "--only", "freshness", "--rounds", "1",
+                     "--freshness-seconds", "5", "--heap", "grown"]) == 0
+    peers = [json.loads(c[c.index("--spark-conf") + 1]) for c in commands[1:]]
+    assert peers == [{"spark.driver.extraJavaOptions": "-Xms256m"}] * 2
+    report = json.loads(next((tmp_path / "results").glob("*-freshness.json")).read_text())
+    assert report["freshness"]["heap"] == "grown" and "no -XX:+AlwaysPreTouch" in report["freshness"]["jvm"]
+    assert len(configs) == 1 and '"spark.driver.extraJavaOptions" = "-Xms256m"' in configs[0]
 
 
 def test_only_transform_runs_the_pair_alone_without_the_chart(monkeypatch, tmp_path):
