@@ -13,7 +13,7 @@ BENCH_ARGS ?=
 AB_ARGS ?=
 CRON_ARGS ?=
 
-.PHONY: help setup prereqs bundles jars-lock kafka-up kafka-down registry-up registry-down test test-prereqs soak test-unit test-integration conformance demo demo-avro bench bench-ab bench-cron bench-cron-profile ab-args lint docs clean
+.PHONY: help setup prereqs bundles jars-lock kafka-up kafka-down registry-up registry-down test test-prereqs soak test-unit test-integration conformance demo demo-avro bench bench-ab bench-cron bench-cron-profile bench-parse ab-args lint docs clean
 
 help:
 	@echo "make demo   - start a local broker, produce sample Debezium events, sync them into a Hudi table, show it"
@@ -25,6 +25,7 @@ help:
 	@echo "make bench-ab AB_ARGS='--option KEY=VALUE' - cdcsync without and with [sink.options] entries on one multi-batch workload, interleaved (python -m bench.ab --help)"
 	@echo "make bench-cron CRON_ARGS=... - the cron shape: cdcsync run --once over each 1,000 new events vs the peer job, median of 5 (python -m bench.cron --help)"
 	@echo "make bench-cron-profile - two profiled cron rounds: each job's Spark jobs (bench.timeline) and Python side (py-spy, bench.pyspy)"
+	@echo "make bench-parse - what parsing a Debezium message costs, cdcsync's way against the peer's, in memory (bench/parse.py)"
 	@echo "make docs   - build docs/ as a site (.local/site), failing on any broken link"
 	@echo "make jars-lock - after a change to bundles/spark/pom.xml: rewrite cdcsync/jars.lock (what 'cdcsync jars fetch' downloads)"
 	@echo "make setup | bundles | kafka-up | kafka-down | registry-up | registry-down | lint | clean"
@@ -113,6 +114,10 @@ bench-cron-profile: setup $(VENV)/.bench
 	$(PY) -m bench.pyspy .local/cron-profile/py-spy/cdcsync-*.txt
 	$(PY) -m bench.pyspy .local/cron-profile/py-spy/peer-tuned-*.txt --match bench/peer.py --match cdcsync/ --lines --top 12
 	$(PY) -m bench.timeline --jobs .local/cron-profile/event-log/local-*
+
+# what parsing a Debezium message costs, cdcsync's way against the peer's, in memory (bench/parse.py), e.g. PARSE_ARGS="--rounds 5"
+bench-parse: setup $(VENV)/.bench
+	$(PY) -m bench.parse $(PARSE_ARGS)
 
 ab-args:
 	@test -n "$(AB_ARGS)" || { echo "error: give the option to compare: make bench-ab AB_ARGS='--option KEY=VALUE ...'"; exit 2; }
