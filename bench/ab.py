@@ -1,15 +1,16 @@
 """`make bench-ab AB_ARGS="--option KEY=VALUE …"`: the same multi-batch workload through `cdcsync run --once` without
-("base") and with the given [sink.options] ("option"), interleaved (base, option, base, option, …), each run's table
-read back by hudi-rs and held against the workload's final state, and the two medians.
+("base") and with the given [sink.options] or [schema.columns] entries ("option"), interleaved (base, option, base,
+option, …), each run's table read back by hudi-rs and held against the workload's final state, and the two medians.
 
-    python -m bench.ab --option KEY=VALUE [--option …] [--batches 20] [--batch-size 5000] [--keys N]
-                       [--table MOR|COW] [--rounds 3] [--sink-option KEY=VALUE …] [--bootstrap HOST:PORT]
+    python -m bench.ab --option KEY=VALUE [--option …] [--column NAME=TYPE …] [--batches 20] [--batch-size 5000]
+                       [--keys N] [--table MOR|COW] [--rounds 3] [--sink-option KEY=VALUE …] [--bootstrap HOST:PORT]
                        [--event-log DIR]
 
 The workload (bench/workload.py): batches × batch-size Debezium events over --keys keys (a fifth of the events
 unless given, as the smoke workload's 100,000 over 20,000), on one topic of a local broker; cdcsync's
 max_records_per_batch = --batch-size, so each run commits --batches times (the first a bulk_insert, then upserts).
-`--sink-option` goes to both variants' [sink.options], `--option` to the second's only (over them). Each run is in a
+`--sink-option` goes to both variants' [sink.options], `--option` to the second's only (over them), `--column` to the
+second's [schema.columns] (the workload's columns: id, name, segment, balance_cents, updated_at). Each run is in a
 folder of its own, removed after it. Writes bench/results/<time>-ab.json and latest-ab.json: every run (wall time,
 CPU time of the process tree, peak memory, batches, compactions, the final state), each variant's median, fastest
 and slowest run, and option/base as a ratio of the median rates (above 1: the option is faster) and of the median
@@ -38,11 +39,12 @@ def options_of(variant: str, sink: dict[str, str], option: dict[str, str]) -> di
     return {**sink, **option} if variant == "option" else dict(sink)
 
 
-def run_one(folder: Path, src: Source, table_type: str, batch_size: int, variant: str) -> dict:
+def run_one(folder: Path, src: Source, table_type: str, batch_size: int, variant: str,
+            columns: dict[str, str]) -> dict:
     """One `cdcsync run --once` of the topic in batches of `batch_size` into a table in `folder` on the variant's
-    [sink.options] (`src.options`), checked."""
+    [sink.options] (`src.options`) and [schema.columns] (`columns`), checked."""
     cfg = cdcsync_config(folder, src.bootstrap, src.topic, table_type, name="ab", options=src.options,
-                         run_options={"max_records_per_batch": batch_size})
+                         run_options={"max_records_per_batch": batch_size}, schema_columns=columns)
     m = measured(f"cdcsync {variant}", [sys.executable, "-m", "cdcsync", "run", str(cfg), "--once", "--json", "-q"])
     summary = json.loads(m.stdout)
     got = table_checksum(folder / "ab")
@@ -63,8 +65,10 @@ def compare(table: dict[str, dict]) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="bench.ab", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", required=True,
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="a [sink.options] entry of the second variant (repeatable)")
+    ap.add_argument("--column", action="append", default=[], metavar="NAME=TYPE",
+                    help="a [schema.columns] entry of the second variant (repeatable)")
     ap.add_argument("--sink-option", action="append", default=[], metavar="KEY=VALUE",
                     help="a [sink.options] entry of both variants (repeatable)")
     ap.add_argument("--batches", type=int, default=20)
@@ -75,12 +79,15 @@ def main(argv=None) -> int:
     ap.add_argument("--bootstrap", help="use this broker instead of starting one")
     ap.add_argument("--event-log", type=Path, metavar="DIR", help="keep every run's Spark event log in DIR")
     args = ap.parse_args(argv)
+    if not args.option and not args.column:
+        ap.error("give the second variant an --option or a --column")
     if min(args.batches, args.batch_size, args.rounds) < 1:
         ap.error("--batches, --batch-size and --rounds must be at least 1")
     if args.event_log:
         timeline.keep_event_logs(args.event_log)
     option = dict(o.split("=", 1) for o in args.option)
     sink = dict(o.split("=", 1) for o in args.sink_option)
+    columns = dict(c.split("=", 1) for c in args.column)
     events = args.batches * args.batch_size
     w = Workload(events=events, keys=args.keys or max(1, events // 5))
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -93,8 +100,8 @@ def main(argv=None) -> int:
             produced = produce(bootstrap, topic, w)
             want = checksum(final_state(w).values())
             log(f"A/B {args.table}: {w.events:,} events over {w.keys:,} keys in batches of {args.batch_size:,}; "
-                f"option {option}, both {sink}; {args.rounds} rounds; produced {produced['messages']:,}, final "
-                f"state {want[0]:,} rows; {uptime['start']}")
+                f"option {option} {columns}, both {sink}; {args.rounds} rounds; produced {produced['messages']:,}, "
+                f"final state {want[0]:,} rows; {uptime['start']}")
             runs = []
             for i, variant in fair.interleave(list(VARIANTS), args.rounds):
                 folder = work / f"run{len(runs) + 1:03d}"
@@ -102,7 +109,8 @@ def main(argv=None) -> int:
                 load = os.getloadavg()
                 try:
                     mine = Source(bootstrap, topic, want, options_of(variant, sink, option))
-                    r = run_one(folder, mine, run.TABLE_TYPES[args.table], args.batch_size, variant)
+                    r = run_one(folder, mine, run.TABLE_TYPES[args.table], args.batch_size, variant,
+                                columns if variant == "option" else {})
                 finally:
                     shutil.rmtree(folder, ignore_errors=True)
                 runs.append({**r, "round": i, "load_before": [round(x, 2) for x in load]})
@@ -111,7 +119,7 @@ def main(argv=None) -> int:
                         f"{'matches' if r['state_matches'] else 'WRONG'}")
             table = fair.summary(runs)
             uptime["end"] = run.uptime_line()
-            report = {"when": stamp, "table": args.table, "option": option, "sink_options": sink,
+            report = {"when": stamp, "table": args.table, "option": option, "columns": columns, "sink_options": sink,
                       "workload": w.__dict__, "batch_size": args.batch_size, "rounds": args.rounds,
                       "expected_rows": want[0], "uptime": uptime, "runs": runs, "summary": table, **compare(table)}
             for variant, row in table.items():

@@ -46,10 +46,11 @@ class Source:
 def cdcsync_config(work: Path, bootstrap: str, topic: str, table_type: str, trigger: str = "10s",
                    name: str | None = None, options: dict[str, str] | None = None, registry: str | None = None,
                    run_options: dict[str, int] | None = None, partition_by: list[str] | None = None,
-                   transform_sql: str | None = None, spark: dict[str, str] | None = None) -> Path:
+                   transform_sql: str | None = None, spark: dict[str, str] | None = None,
+                   schema_columns: dict[str, str] | None = None) -> Path:
     """`registry`: the topic is in Avro, its schemas in this registry; `run_options`: more [run] settings;
     `partition_by`: the table's partition columns; `transform_sql`: a [transform] sql; `spark`: more [spark]
-    settings (an experiment's, which the peer gets too)."""
+    settings (an experiment's, which the peer gets too); `schema_columns`: [schema.columns] (name: type)."""
     name = name or f"bench_{table_type.lower()}"
     extra = "".join(f'"{k}" = "{v}"\n' for k, v in (options or {}).items())
     run_extra = "".join(f"{k} = {v}\n" for k, v in (run_options or {}).items())
@@ -58,6 +59,8 @@ def cdcsync_config(work: Path, bootstrap: str, topic: str, table_type: str, trig
     partitions = f"partition_by = {json.dumps(partition_by)}\n" if partition_by else ""
     transform = f"\n[transform]\nsql = {json.dumps(transform_sql)}\n" if transform_sql else ""
     spark_extra = "".join(f"{json.dumps(k)} = {json.dumps(v)}\n" for k, v in (spark or {}).items())
+    declared = ("\n[schema.columns]\n" + "".join(f"{json.dumps(k)} = {json.dumps(v)}\n"
+                                                 for k, v in schema_columns.items())) if schema_columns else ""
     cfg = work / f"{name}.toml"
     cfg.write_text(f"""[source]
 bootstrap_servers = "{bootstrap}"
@@ -80,7 +83,7 @@ on_bad_record = "fail"
 {run_extra}
 [spark]
 master = "local[2]"
-{spark_extra}{transform}""")
+{spark_extra}{transform}{declared}""")
     return cfg
 
 

@@ -4,6 +4,7 @@ a report's medians, peer-default and peer-tuned among them."""
 from __future__ import annotations
 
 import json
+import tomllib
 
 import pytest
 
@@ -23,8 +24,9 @@ def test_the_ab_runs_interleave_and_report_the_ratio_of_the_medians(monkeypatch,
     seconds = {"base": [10.0, 12.0, 30.0], "option": [8.0, 9.0, 7.0]}
     got = []
 
-    def one(folder, src, table_type, batch_size, variant):
+    def one(folder, src, table_type, batch_size, variant, columns):
         assert folder.is_dir() and table_type == "COPY_ON_WRITE" and batch_size == 100
+        assert columns == ({"updated_at": "DOUBLE"} if variant == "option" else {})
         assert src.topic.startswith("bench.ab.") and src.bootstrap == "b:9092"
         n = sum(g[0] == variant for g in got)
         got.append((variant, src.options))
@@ -33,7 +35,8 @@ def test_the_ab_runs_interleave_and_report_the_ratio_of_the_medians(monkeypatch,
                 "state_matches": True}
 
     monkeypatch.setattr(ab, "run_one", one)
-    args = ["--option", "hoodie.embed.timeline.server=true", "--sink-option", "hoodie.x=y", "--batches", "3",
+    args = ["--option", "hoodie.embed.timeline.server=true", "--column", "updated_at=DOUBLE", "--sink-option",
+            "hoodie.x=y", "--batches", "3",
             "--batch-size", "100", "--table", "COW", "--bootstrap", "b:9092"]
     assert ab.main(args) == 0
     assert [g[0] for g in got] == ["base", "option"] * 3
@@ -42,12 +45,19 @@ def test_the_ab_runs_interleave_and_report_the_ratio_of_the_medians(monkeypatch,
     assert report["workload"]["events"] == 300 and report["workload"]["keys"] == 60
     assert report["summary"]["base"]["median_s"] == 12.0 and report["summary"]["option"]["median_s"] == 8.0
     assert report["rate_option_over_base"] == 1.5 and report["cpu_option_over_base"] == 0.75
+    assert report["columns"] == {"updated_at": "DOUBLE"}
 
 
-def test_the_ab_needs_an_option(capsys):
+def test_a_declared_column_is_written_to_the_config(tmp_path):
+    cfg = contenders.cdcsync_config(tmp_path, "b:9092", "t", "MERGE_ON_READ",
+                                    schema_columns={"balance_cents": "BIGINT"})
+    assert tomllib.loads(cfg.read_text())["schema"]["columns"] == {"balance_cents": "BIGINT"}
+
+
+def test_the_ab_needs_an_option_or_a_column(capsys):
     with pytest.raises(SystemExit) as e:
         ab.main(["--batches", "2"])
-    assert e.value.code == 2
+    assert e.value.code == 2 and "--option or a --column" in capsys.readouterr().err
 
 
 def test_the_chart_draws_every_contenders_median_and_names_the_wrong_ones(tmp_path):
