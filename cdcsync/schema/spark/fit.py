@@ -4,7 +4,8 @@ them, without Spark's JSON inference over all its records (and without caching t
 "Fits" is decided per row, in the same pass that types and counts the batch, and errs towards "does not fit":
 a batch is typed with known columns only when inference over all its records would have given the same columns
 (the same names, types and encodings, so the same merge, pins and typed values). Otherwise it is typed again the
-full way. Known columns are the table's, or, for a table's first batch, those inferred from its first rows.
+full way. Known columns are the table's, or, for a table's first batch, those inferred from its first rows, with
+[schema.columns]' types over them (as merge puts them over any batch's).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from cdcsync import columns as C
 from cdcsync.formats.spec import format_spec
 from cdcsync.formats.vocabulary import CHANGE_OPS
 from cdcsync.schema.spark.columns import NAME, PLAIN, Col
+from cdcsync.schema.spark.evolution import merge
 from cdcsync.schema.spark.infer import infer_batch_columns
 
 if TYPE_CHECKING:
@@ -30,9 +32,11 @@ _CHECKABLE = ("BIGINT", "DOUBLE", "BOOLEAN", "STRING")
 
 def kept_columns(env: DataFrame, cfg: Config, table: list[Col]) -> list[Col] | None:
     """The columns to try this batch with, or None when the batch must be inferred the full way: a format whose
-    rows may carry their schema, or a [schema]/[source] option that reshapes the inferred columns."""
+    rows may carry their schema, a [schema]/[source] option that reshapes the inferred columns, a declared column
+    the known ones lack, or a declared type the typed parse cannot check ([schema.columns] types win over the
+    data's: the columns are checked as merge will type them)."""
     s = cfg.source
-    if not format_spec(s.format).schemaless or s.key_fields or cfg.schema.columns \
+    if not format_spec(s.format).schemaless or s.key_fields \
             or cfg.schema.flatten_nested_columns or cfg.schema.primitive_as_string:
         return None
     cols = table
@@ -45,7 +49,10 @@ def kept_columns(env: DataFrame, cfg: Config, table: list[Col]) -> list[Col] | N
             cols = found.columns
         finally:
             sample.unpersist()
-    return cols if checkable(cols) else None
+    declared = cfg.schema.columns
+    if not declared.keys() <= {c.name for c in cols}:  # merge would put it last, inference over the batch in name order
+        return None
+    return cols if checkable(merge(table, cols, declared)[0]) else None
 
 
 def checkable(cols: list[Col]) -> bool:

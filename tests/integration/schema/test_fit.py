@@ -98,6 +98,28 @@ def test_a_fitting_row_is_typed_as_the_full_way_types_it(spark, table, data):
         assert r["kept"] == r["full"] and r["bad"] == []
 
 
+# a declared type the sampled one's values read as: itself, text, or a DOUBLE over integers
+_DECLARABLE = {"BIGINT": ["BIGINT", "DOUBLE", "STRING"], "DOUBLE": ["DOUBLE", "STRING"],
+               "BOOLEAN": ["BOOLEAN", "STRING"], "STRING": ["STRING"]}
+
+
+@settings(_SETTINGS, max_examples=6)  # three Spark jobs an example, as the test above
+@given(table=_COLS, data=st.data())
+def test_with_declared_types_a_batch_that_fits_its_first_rows_columns_gets_the_columns_the_full_way_gives(
+        spark, table, data):
+    """[schema.columns] types win in both ways (merge): rows that fit the sample's columns typed as declared give
+    the columns inference over all of them, merged with the same declarations, gives."""
+    first = data.draw(_fitting_rows(table))
+    sampled = infer_batch_columns(_env(spark, first), "json").columns
+    declared = {c.name: data.draw(st.sampled_from(_DECLARABLE[c.type]))
+                for c in sampled if c.type in _DECLARABLE and data.draw(st.booleans())}
+    kept = merge([], sampled, declared)[0]
+    rest = data.draw(_fitting_rows([(c.name, c.type) for c in kept if c.type in _FITTING]))
+    env = _env(spark, first + rest)
+    assume(fit.checkable(kept) and not _misfits(env, kept))
+    assert merge([], infer_batch_columns(env, "json").columns, declared)[0] == kept
+
+
 @pytest.mark.parametrize("text", [
     '{"id": 1, "qty": "5"}',  # a quoted number in a BIGINT column
     '{"id": 1, "qty": 1.0}',  # a fraction's notation
@@ -145,6 +167,34 @@ def test_batches_that_fit_are_typed_with_the_known_columns(spark, bootstrap, mak
     want = {i: (i * 10, f"n{i}") for i in range(9)} | {2: (None, "b")}
     for read in (spark_rows(spark, str(tmp_path / "table")), hudi_rs_rows(str(tmp_path / "table"))):
         assert {r["id"]: (r["qty"], r["name"]) for r in read} == want
+
+
+def test_batches_with_declared_types_that_fit_are_typed_with_the_known_columns(spark, bootstrap, make_topic, produce,
+                                                                              tmp_path, monkeypatch):
+    """[schema.columns] no longer sends every batch the full way: a declared DOUBLE over integers and a declared
+    STRING over numbers are typed as declared by the one typed parse; a declared type it cannot check (DECIMAL)
+    still takes the full way, batch by batch."""
+    rows = [{"id": i, "qty": i * 10, "code": i + 100, "name": f"n{i}"} for i in range(9)]
+    want = {i: (float(i * 10), str(i + 100), f"n{i}") for i in range(9)}
+    inferred = _count_inferences(monkeypatch)
+    for declared, full_way in (({"qty": "DOUBLE", "code": "STRING"}, False),
+                               ({"qty": "DECIMAL(12,2)", "code": "STRING"}, True)):
+        folder = tmp_path / ("decimal" if full_way else "checkable")
+        folder.mkdir()
+        inferred.clear()
+        topic = make_topic()
+        produce(topic, rows)
+        cfg = write_config(folder, bootstrap, topic, "json", "MERGE_ON_READ",
+                           **{"sink.primary_key": ["id"], "run.max_records_per_batch": 4, "schema.columns": declared})
+        events = Events()
+        summary = run_once(cfg, spark, events)
+
+        assert summary.batches == 3 and inferred == ([1, 1, 1] if full_way else [])
+        assert not events.of("columns_inferred")
+        types = dict(spark.read.format("hudi").load(str(folder / "table")).dtypes)
+        assert (types["qty"], types["code"]) == (("decimal(12,2)" if full_way else "double"), "string")
+        for read in (spark_rows(spark, str(folder / "table")), hudi_rs_rows(str(folder / "table"))):
+            assert {r["id"]: (float(r["qty"]), r["code"], r["name"]) for r in read} == want
 
 
 def test_a_row_outside_the_sampled_columns_makes_the_batch_inferred_from_all_rows(
