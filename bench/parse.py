@@ -86,7 +86,7 @@ def variants(raw):
     peer = raw.select(e, "partition", "offset").select(*peer_cols, "partition", "offset")
     names = F.json_object_keys(F.get_json_object(F.col("value").cast("string"), "$.after")).alias("names")
     peer_names = raw.select(e, names, "partition", "offset").select(*peer_cols, "names", "partition", "offset")
-    return {"read": kafka_columns(raw), "envelope": env, "typed": typed, "checked": checked, "peer": peer,
+    return {"read": kafka_columns(raw, text=False), "envelope": env, "typed": typed, "checked": checked, "peer": peer,
             "peer+names": peer_names}
 
 

@@ -36,8 +36,13 @@ _MAXWELL = ("STRUCT<database: STRING, `table`: STRING, type: STRING, ts: BIGINT,
             "primary_key_columns: ARRAY<STRING>, position: STRING, xoffset: STRING>")
 
 
-def kafka_columns(raw: DataFrame) -> DataFrame:
-    """Rename Spark's Kafka source columns once; keep the raw bytes for dead-lettering."""
+def kafka_columns(raw: DataFrame, text: bool = True) -> DataFrame:
+    """Rename Spark's Kafka source columns once. A text format's value is carried as text alone, its UTF-8 verdict
+    taken here in the scan's own stage (the cast keeps the bytes as they came, valid UTF-8 or not: `_finish` casts
+    them back for dead-lettering); an Avro value is carried as bytes."""
+    value = F.col("value").cast("string")
+    bytes_ = ([F.col("value").alias(C.RAW_VALUE)] if not text
+              else [(F.col("value").isNotNull() & (F.encode(value, "UTF-8") != F.col("value"))).alias(C.UTF8_BAD)])
     return raw.select(
         F.col("topic").alias(C.TOPIC),
         F.col("partition").alias(C.PARTITION),
@@ -46,8 +51,8 @@ def kafka_columns(raw: DataFrame) -> DataFrame:
         F.col("timestampType").alias(C.TIMESTAMP_TYPE),
         F.col("key").alias(C.KEY),
         F.col("headers").alias(C.HEADERS) if "headers" in raw.columns else F.lit(None).alias(C.HEADERS),
-        F.col("value").alias(C.RAW_VALUE),
-        F.col("value").cast("string").alias(C.VALUE),
+        *bytes_,
+        value.alias(C.VALUE),
     )
 
 
@@ -111,10 +116,10 @@ def _trailing(text: Column) -> Column:
 
 
 def _guard_utf8(df: DataFrame) -> DataFrame:
-    """Bytes that are not UTF-8 decode with replacement characters: flag them rather than write mangled text."""
-    df, invalid = _stage(df, C.UTF8_BAD, F.col(C.RAW_VALUE).isNotNull()
-                         & (F.encode(F.col(C.VALUE), "UTF-8") != F.col(C.RAW_VALUE)))
-    return df.withColumns({  # one projection: each plan step is analysed again over the whole plan
+    """Bytes that are not UTF-8 (kafka_columns' verdict) would decode with replacement characters: flag them rather
+    than write mangled text. One projection: each plan step is analysed again over the whole plan."""
+    invalid = F.col(C.UTF8_BAD)
+    return df.withColumns({
         C.OP: F.when(invalid, None).otherwise(F.col(C.OP)),
         C.SKIP: F.when(invalid, None).otherwise(F.col(C.SKIP)),
         C.BAD_DETAIL: F.when(invalid, v.BAD_REASONS[v.INVALID_UTF8]).otherwise(F.col(C.BAD_DETAIL)),
@@ -142,7 +147,10 @@ def _finish(df: DataFrame, **cols: Column) -> DataFrame:
     out = {C.POS: given.get(C.POS, F.lit(0)), C.OP: given[C.OP]}
     out |= {name: given.get(name, F.lit(None).cast(kind)) for name, kind in _NULL.items()}
     out[C.TS_MS] = F.coalesce(out[C.TS_MS], _kafka_ts_ms(F.col(C.TIMESTAMP)))
-    keep = [c for c in df.columns if c.startswith(C.KAFKA_PREFIX) or c in (C.VALUE, C.RAW_VALUE, C.KEY_TEXT)]
+    keep: list[str | Column] = [c for c in df.columns
+                                if c.startswith(C.KAFKA_PREFIX) or c in (C.VALUE, C.RAW_VALUE, C.KEY_TEXT, C.UTF8_BAD)]
+    if C.RAW_VALUE not in df.columns:  # a text format's bytes, as received (kafka_columns)
+        keep.append(F.col(C.VALUE).cast("binary").alias(C.RAW_VALUE))
     return df.select(*keep, *[c.alias(name) for name, c in out.items()])
 
 
@@ -241,8 +249,9 @@ def _debezium_changes(df: DataFrame, read: Callable[[str], Column], body: _Bytes
     for code, text in body.details.items():
         detail = detail.when(bad == code, text)
     detail = detail.otherwise(_detail(bad))
-    df, skip = _stage(df, C.SKIP, F.when(body.tombstone, v.TOMBSTONE).when(bad.isNotNull(), None)
-                      .when(no_op, body.non_row).otherwise(_skip_reason(op, V)))
+    # not staged: with `bad` a column, a few comparisons, cheaper than copying every row through a projection
+    skip = (F.when(body.tombstone, v.TOMBSTONE).when(bad.isNotNull(), None)
+            .when(no_op, body.non_row).otherwise(_skip_reason(op, V)))
     out_op = (F.when(skip.isNotNull(), v.OP_SKIP).when(bad.isNotNull(), None)
               .when(_in(op, V.delete), v.OP_DELETE).otherwise(v.OP_UPSERT))
     table = _table([read(head)[rest] for head, rest in (path.split(".") for path in V.table)])
@@ -313,7 +322,7 @@ def maxwell(df: DataFrame) -> DataFrame:
               .when(bad == v.MISSING_FIELD, f"{V.label} row change without 'data'")
               .when(bad == v.BAD_OP, F.concat(F.lit(f"unknown {V.label} type '"), t, F.lit("'")))
               .otherwise(_detail(bad)))
-    df, skip = _stage(df, C.SKIP, F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None).otherwise(skip_type))
+    skip = F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None).otherwise(skip_type)
     op = (F.when(skip.isNotNull(), v.OP_SKIP).when(bad.isNotNull(), None).when(_in(t, V.delete), v.OP_DELETE)
           .otherwise(v.OP_UPSERT))
     table = _table([F.col(C.ENVELOPE)[name] for name in V.table])
@@ -373,10 +382,10 @@ def decode_envelope(raw_df: DataFrame, fmt: str, csv_columns: list[str] | None =
     """`writers`: the Avro writer schemas of the batch's values and keys, for the Avro formats; `key_fields`: the
     columns each row takes from the key (formats/spark/key_fields.py). The deletes of keyed rows follow, by
     formats/spark/upserts.with_upserts."""
-    df = kafka_columns(raw_df)
+    traits = format_spec(fmt)
+    df = kafka_columns(raw_df, text=not traits.writer_schema)
     if writers is not None and writers.keys is not None:
         df = avro.with_key_text(df, writers.keys)
-    traits = format_spec(fmt)
     decoder = globals()[traits.spark_decoder]  # this module's function the format's spec names
     if traits.writer_schema:
         if writers is None or writers.values is None:

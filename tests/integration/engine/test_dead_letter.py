@@ -226,11 +226,14 @@ def test_good_rows_exact_bad_ones_dead_lettered_ledger_balanced(big, spark):
 
     # every bad message: its coordinates and reason
     dl = spark.read.format("hudi").load(str(tmp / "table_dead_letter"))
-    got_bad = {(r.topic, r.partition, r.offset): r.reason
-               for r in dl.select("topic", "partition", "offset", "reason").collect()}
+    bad_rows = dl.select("topic", "partition", "offset", "reason", "value").collect()
+    got_bad = {(r.topic, r.partition, r.offset): r.reason for r in bad_rows}
     want_bad = {(topic, p, o): reason for (p, o), (klass, reason) in zip(coords, data.expect, strict=True)
                 if klass == "bad"}
     assert got_bad == want_bad
+    # byte for byte as produced: random bytes and invalid UTF-8 included (the decode carries a text value only)
+    produced = {(topic, p, o): value for (p, o), (_, _, value) in zip(coords, data.messages, strict=True)}
+    assert all(bytes(r.value) == produced[(r.topic, r.partition, r.offset)] for r in bad_rows)
     sample = dl.where("reason = 'oversized'").select("value", "value_text", "key", "error", "batch_id",
                                                       "cdcsync_version", "first_seen", "kafka_timestamp",
                                                       "replayed").first()
