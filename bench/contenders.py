@@ -101,9 +101,9 @@ def run_cdcsync(work: Path, src: Source, table_type: str, registry: str | None =
                     compactions=measure.compactions(work / name))
 
 
-def measured(what: str, cmd: list[str]) -> measure.Measured:
+def measured(what: str, cmd: list[str], env: dict | None = None, cwd: Path | None = None) -> measure.Measured:
     """`cmd` run and measured; a contender that fails stops the bench with the end of its stderr."""
-    m = measure.run(cmd)
+    m = measure.run(cmd, env=env, cwd=cwd)
     if m.returncode != 0:
         raise RuntimeError(f"{what} failed ({m.returncode}):\n{m.stderr[-3000:]}")
     return m

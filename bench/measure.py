@@ -99,13 +99,13 @@ LINGER_S = 120.0  # how long a process the command started may hold its output o
 
 
 def run(cmd: list[str], env: dict | None = None, timeout: float = 3600, every_s: float = 0.25,
-        linger_s: float = LINGER_S) -> Measured:
+        linger_s: float = LINGER_S, cwd: Path | None = None) -> Measured:
     """`cmd` run to its end and measured. The end is when its output closes: the last process of its tree that
     holds it (a PySpark job's JVM) has exited too. A process still holding it `linger_s` after the command itself
     exited is killed (Measured.lingered), as is the whole tree past `timeout`."""
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **(env or {})})
+                            env={**os.environ, **(env or {})}, cwd=cwd)
     peak = [0]
     cpu: dict[int, int] = {}  # pid -> its CPU ticks when last seen (its last `every_s` before it exits are lost)
     started: dict[int, str] = {}  # pid -> its start time (/proc/<pid>/stat): a pid reused since is not this process

@@ -24,8 +24,8 @@ def test_the_ab_runs_interleave_and_report_the_ratio_of_the_medians(monkeypatch,
     seconds = {"base": [10.0, 12.0, 30.0], "option": [8.0, 9.0, 7.0]}
     got = []
 
-    def one(folder, src, table_type, batch_size, variant, columns):
-        assert folder.is_dir() and table_type == "COPY_ON_WRITE" and batch_size == 100
+    def one(folder, src, table_type, batch_size, variant, columns, code=None):
+        assert folder.is_dir() and table_type == "COPY_ON_WRITE" and batch_size == 100 and code is None
         assert columns == ({"updated_at": "DOUBLE"} if variant == "option" else {})
         assert src.topic.startswith("bench.ab.") and src.bootstrap == "b:9092"
         n = sum(g[0] == variant for g in got)
@@ -57,7 +57,7 @@ def test_a_declared_column_is_written_to_the_config(tmp_path):
 def test_the_ab_needs_an_option_or_a_column(capsys):
     with pytest.raises(SystemExit) as e:
         ab.main(["--batches", "2"])
-    assert e.value.code == 2 and "--option or a --column" in capsys.readouterr().err
+    assert e.value.code == 2 and "--option or a --column, or the base one a --base-ref" in capsys.readouterr().err
 
 
 def test_the_chart_draws_every_contenders_median_and_names_the_wrong_ones(tmp_path):
