@@ -1,7 +1,7 @@
 """`make bench-parse`: what parsing each Debezium message costs, cdcsync's way against the peer's, on the same
 messages held in memory (no Kafka, no Hudi): the lever "one JSON parse per record" of issue 47, measured.
 
-    python -m bench.parse [--events 1000000] [--rounds 3]
+    python -m bench.parse [--events 1000000] [--rounds 3] [--only VARIANT …] [--jfr FILE]
 
 The workload's messages (bench/workload.py, `--events` of them over a fifth as many keys, 4 partitions) are written
 once to a Parquet file shaped as Spark's Kafka source reads a topic, read back and cached; then each variant runs
@@ -9,6 +9,7 @@ over the cached rows as one Spark job that computes every column it selects (the
 interleaved (A B C … A B C …), in one JVM that every variant first runs once unmeasured:
 
 - read: the Kafka columns alone (what every variant pays);
+- envelope-parse: that decode's `from_json` alone, with the envelope's fields it reads (the rest is its checks);
 - envelope: cdcsync's decode of the envelope (formats/spark/envelope.py: one `from_json`, the row images as text);
 - typed: then the row image parsed into the table's columns (schema/spark/fit.py `with_typed_parse`, `typed`);
 - checked: then the fit check (`misfit`: the row image's field names, so that a new field is never dropped);
@@ -17,14 +18,19 @@ interleaved (A B C … A B C …), in one JVM that every variant first runs once
   field: `get_json_object`, then `json_object_keys`).
 
 Prints a JSON report (every run, each variant's median, fastest and slowest, and its median minus read's) and writes
-it to bench/results/<time>-parse.json.
+it to bench/results/<time>-parse.json. `--only` measures some variants (repeatable); `--jfr FILE` records the driver's
+JVM with Java Flight Recorder over the measured rounds (`jcmd`) and adds the methods most sampled on the CPU, by their
+own time and with what they call, to the report (`jfr print`): with `--only envelope`, where the decode's time goes.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import json
+import re
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -35,7 +41,7 @@ from bench.floor import ENVELOPE
 from bench.workload import Events, Workload
 
 RESULTS = Path(__file__).resolve().parent / "results"
-VARIANTS = ("read", "envelope", "typed", "checked", "peer", "peer+names")
+VARIANTS = ("read", "envelope-parse", "envelope", "typed", "checked", "peer", "peer+names")
 # the workload's row image as cdcsync types a table of it (what its first batch's column sample infers)
 COLUMNS = (("id", "BIGINT"), ("name", "STRING"), ("segment", "STRING"), ("balance_cents", "BIGINT"),
            ("updated_at", "BIGINT"))
@@ -71,11 +77,16 @@ def variants(raw):
     from pyspark.sql import functions as F
 
     from cdcsync import columns as C
+    from cdcsync.formats.spark import envelope
     from cdcsync.formats.spark.envelope import decode_envelope, kafka_columns
     from cdcsync.schema.spark import fit
     from cdcsync.schema.spark.columns import Col
 
     cols = [Col(name, kind) for name, kind in COLUMNS]
+    read = kafka_columns(raw, text=False)
+    parsed_envelope = F.from_json(F.col(C.VALUE), envelope._DBZ, envelope._JSON).alias("e")
+    parse_only = read.select(C.PARTITION, C.OFFSET, parsed_envelope).select(
+        C.PARTITION, C.OFFSET, "e.schema", "e.payload", "e.op", "e.before", "e.after", "e.ts_ms", "e.source")
     env = decode_envelope(raw, "debezium-json")
     parsed = fit.with_typed_parse(env, cols)
     typed = parsed.select(C.PARTITION, C.OFFSET, C.OP, *fit.typed(cols))
@@ -86,8 +97,8 @@ def variants(raw):
     peer = raw.select(e, "partition", "offset").select(*peer_cols, "partition", "offset")
     names = F.json_object_keys(F.get_json_object(F.col("value").cast("string"), "$.after")).alias("names")
     peer_names = raw.select(e, names, "partition", "offset").select(*peer_cols, "names", "partition", "offset")
-    return {"read": kafka_columns(raw, text=False), "envelope": env, "typed": typed, "checked": checked, "peer": peer,
-            "peer+names": peer_names}
+    return {"read": read, "envelope-parse": parse_only, "envelope": env, "typed": typed, "checked": checked,
+            "peer": peer, "peer+names": peer_names}
 
 
 def timed(df) -> float:
@@ -108,34 +119,66 @@ def summary(runs: list[dict]) -> dict:
     return out
 
 
+def jfr_top(printed: str, n: int = 25) -> dict:
+    """The methods most often on top of the CPU samples of `jfr print --events jdk.ExecutionSample`'s text ("self")
+    and most often anywhere in their stacks ("total"), each as its share of the samples in %."""
+    own: collections.Counter[str] = collections.Counter()
+    anywhere: collections.Counter[str] = collections.Counter()
+    for sample in printed.split("jdk.ExecutionSample")[1:]:
+        frames = re.findall(r"^\s+([\w.$<>]+)\(", sample, re.M)
+        if frames:
+            own[frames[0]] += 1
+            anywhere.update(set(frames))
+    total = sum(own.values()) or 1
+    return {"samples": sum(own.values()),
+            "self": {f: round(100 * c / total, 1) for f, c in own.most_common(n)},
+            "total": {f: round(100 * c / total, 1) for f, c in anywhere.most_common(n)}}
+
+
+def _jcmd(pid: int, *args: str) -> None:
+    subprocess.run(["jcmd", str(pid), *args], check=True, capture_output=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="bench.parse")
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", action="append", choices=VARIANTS, help="measure this variant (repeatable)")
+    ap.add_argument("--jfr", type=Path, metavar="FILE", help="record the measured rounds with Java Flight Recorder")
     args = ap.parse_args(argv)
+    chosen = [v for v in VARIANTS if v in (args.only or VARIANTS)]
     from cdcsync.runtime.session import build_session
 
     with tempfile.TemporaryDirectory(prefix="bench-parse-") as tmp:
         path = Path(tmp) / "messages.parquet"
         n = write_messages(path, args.events)
-        log(f"parse: {n:,} messages written to {path.name}; {args.rounds} rounds of {', '.join(VARIANTS)}")
+        log(f"parse: {n:,} messages written to {path.name}; {args.rounds} rounds of {', '.join(chosen)}")
         spark = build_session("bench-parse", "local[2]")
         try:
             raw = spark.read.parquet(str(path)).cache()
             raw.count()
             plans = variants(raw)
-            for v in VARIANTS:  # each variant's code generated and compiled once before any is measured
+            for v in chosen:  # each variant's code generated and compiled once before any is measured
                 timed(plans[v])
+            pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+            if args.jfr:
+                _jcmd(pid, "JFR.start", "name=bench-parse", "settings=profile", f"filename={args.jfr.resolve()}")
             runs = []
-            for i, v in fair.interleave(list(VARIANTS), args.rounds):
+            for i, v in fair.interleave(chosen, args.rounds):
                 runs.append({"round": i, "variant": v, "seconds": round(timed(plans[v]), 3)})
                 log(f"parse {v} round {i}: {runs[-1]['seconds']} s")
+            if args.jfr:
+                _jcmd(pid, "JFR.stop", "name=bench-parse")
         finally:
             spark.stop()
     report = {"events": n, "rounds": args.rounds, "runs": runs, "summary": summary(runs)}
+    if args.jfr:
+        printed = subprocess.run(["jfr", "print", "--events", "jdk.ExecutionSample", str(args.jfr)],
+                                 capture_output=True, text=True, check=True).stdout
+        report["jfr"] = jfr_top(printed)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-parse.json").write_text(json.dumps(report, indent=1))
-    print(json.dumps(report["summary"], indent=1))
+    print(json.dumps({k: report[k] for k in ("summary", "jfr") if k in report}, indent=1))
     return 0
 
 

@@ -37,12 +37,10 @@ _MAXWELL = ("STRUCT<database: STRING, `table`: STRING, type: STRING, ts: BIGINT,
 
 
 def kafka_columns(raw: DataFrame, text: bool = True) -> DataFrame:
-    """Rename Spark's Kafka source columns once. A text format's value is carried as text alone, its UTF-8 verdict
-    taken here in the scan's own stage (the cast keeps the bytes as they came, valid UTF-8 or not: `_finish` casts
-    them back for dead-lettering); an Avro value is carried as bytes."""
-    value = F.col("value").cast("string")
-    bytes_ = ([F.col("value").alias(C.RAW_VALUE)] if not text
-              else [(F.col("value").isNotNull() & (F.encode(value, "UTF-8") != F.col("value"))).alias(C.UTF8_BAD)])
+    """Rename Spark's Kafka source columns once. A text value is carried as text alone, its UTF-8 verdict taken in
+    the scan's stage (the cast keeps the bytes as they came: `_finish` casts them back for dead-lettering)."""
+    b, value = F.col("value"), F.col("value").cast("string")
+    bytes_ = [(b.isNotNull() & (F.encode(value, "UTF-8") != b)).alias(C.UTF8_BAD)] if text else [b.alias(C.RAW_VALUE)]
     return raw.select(
         F.col("topic").alias(C.TOPIC),
         F.col("partition").alias(C.PARTITION),
@@ -116,8 +114,7 @@ def _trailing(text: Column) -> Column:
 
 
 def _guard_utf8(df: DataFrame) -> DataFrame:
-    """Bytes that are not UTF-8 (kafka_columns' verdict) would decode with replacement characters: flag them rather
-    than write mangled text. One projection: each plan step is analysed again over the whole plan."""
+    """Bytes that are not UTF-8 (kafka_columns' verdict) would be written mangled: the record is bad instead."""
     invalid = F.col(C.UTF8_BAD)
     return df.withColumns({
         C.OP: F.when(invalid, None).otherwise(F.col(C.OP)),
