@@ -160,7 +160,7 @@ def main(argv=None) -> int:
             plans = variants(raw)
             for v in chosen:  # each variant's code generated and compiled once before any is measured
                 timed(plans[v])
-            pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+            pid = spark._jvm.java.lang.ProcessHandle.current().pid() if args.jfr else 0
             if args.jfr:
                 _jcmd(pid, "JFR.start", "name=bench-parse", "settings=profile", f"filename={args.jfr.resolve()}")
             runs = []
