@@ -95,12 +95,17 @@ def test_an_interrupt_of_the_waiting_thread_aborts_at_once():
         release.wait(10)
         return "held"
 
-    # a second stop signal: SIGINT to the thread that waits for the tables (the main thread, as in `run`)
+    # a second stop signal: SIGINT to the thread that waits for the tables (the main thread, as in `run`), raised
+    # as run's handler raises it, whatever handler an earlier test in this process left (PySpark's, a runner's)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.2, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT))
     timer.start()
     t0 = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        bounded([held, *[g.job(i, 0.01) for i in range(1, 6)]], 1, on_abort=lambda: aborted.append(True))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            bounded([held, *[g.job(i, 0.01) for i in range(1, 6)]], 1, on_abort=lambda: aborted.append(True))
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert aborted == [True] and time.monotonic() - t0 < 5  # not after the held job: at once
     release.set()
     time.sleep(0.2)
