@@ -246,9 +246,8 @@ def _debezium_changes(df: DataFrame, read: Callable[[str], Column], body: _Bytes
     for code, text in body.details.items():
         detail = detail.when(bad == code, text)
     detail = detail.otherwise(_detail(bad))
-    # not staged: with `bad` a column, a few comparisons, cheaper than copying every row through a projection
-    skip = (F.when(body.tombstone, v.TOMBSTONE).when(bad.isNotNull(), None)
-            .when(no_op, body.non_row).otherwise(_skip_reason(op, V)))
+    df, skip = _stage(df, C.SKIP, F.when(body.tombstone, v.TOMBSTONE).when(bad.isNotNull(), None)
+                      .when(no_op, body.non_row).otherwise(_skip_reason(op, V)))
     out_op = (F.when(skip.isNotNull(), v.OP_SKIP).when(bad.isNotNull(), None)
               .when(_in(op, V.delete), v.OP_DELETE).otherwise(v.OP_UPSERT))
     table = _table([read(head)[rest] for head, rest in (path.split(".") for path in V.table)])
@@ -319,7 +318,7 @@ def maxwell(df: DataFrame) -> DataFrame:
               .when(bad == v.MISSING_FIELD, f"{V.label} row change without 'data'")
               .when(bad == v.BAD_OP, F.concat(F.lit(f"unknown {V.label} type '"), t, F.lit("'")))
               .otherwise(_detail(bad)))
-    skip = F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None).otherwise(skip_type)
+    df, skip = _stage(df, C.SKIP, F.when(tombstone, v.TOMBSTONE).when(bad.isNotNull(), None).otherwise(skip_type))
     op = (F.when(skip.isNotNull(), v.OP_SKIP).when(bad.isNotNull(), None).when(_in(t, V.delete), v.OP_DELETE)
           .otherwise(v.OP_UPSERT))
     table = _table([F.col(C.ENVELOPE)[name] for name in V.table])
