@@ -78,16 +78,15 @@ def variants(raw):
 
     from cdcsync import columns as C
     from cdcsync.formats.spark import envelope
-    from cdcsync.formats.spark.envelope import decode_envelope, kafka_columns
     from cdcsync.schema.spark import fit
     from cdcsync.schema.spark.columns import Col
 
     cols = [Col(name, kind) for name, kind in COLUMNS]
-    read = kafka_columns(raw, text=False)
-    parsed_envelope = F.from_json(F.col(C.VALUE), envelope._DBZ, envelope._JSON).alias("e")
+    read = envelope.kafka_columns(raw, text=False)
+    parsed_envelope = envelope.debezium_envelope(F.col(C.VALUE)).alias("e")
     parse_only = read.select(C.PARTITION, C.OFFSET, parsed_envelope).select(
         C.PARTITION, C.OFFSET, "e.schema", "e.payload", "e.op", "e.before", "e.after", "e.ts_ms", "e.source")
-    env = decode_envelope(raw, "debezium-json")
+    env = envelope.decode_envelope(raw, "debezium-json")
     parsed = fit.with_typed_parse(env, cols)
     typed = parsed.select(C.PARTITION, C.OFFSET, C.OP, *fit.typed(cols))
     checked = parsed.select(C.PARTITION, C.OFFSET, C.OP, *fit.typed(cols), fit.misfit(cols).alias("misfit"))

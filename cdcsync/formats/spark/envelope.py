@@ -123,10 +123,6 @@ def _guard_utf8(df: DataFrame) -> DataFrame:
         C.BAD: F.when(invalid, v.INVALID_UTF8).otherwise(F.col(C.BAD))}).drop(C.UTF8_BAD)
 
 
-def _kafka_ts_ms(df_col_ts: Column) -> Column:
-    return (F.unix_micros(df_col_ts) / 1000).cast("long")
-
-
 _NULL = {C.SKIP: "string", C.BAD: "string", C.BAD_DETAIL: "string", C.TABLE: "string", C.ROW: "string",
          C.KEY_ROW: "string", C.TS_MS: "long", C.SCHEMA: "string", C.TYPES: "string", C.PK: "array<string>",
          C.POSITION: "string",
@@ -143,7 +139,7 @@ def _finish(df: DataFrame, **cols: Column) -> DataFrame:
         raise TypeError(f"not a change-stream column: {sorted(unknown)}")
     out = {C.POS: given.get(C.POS, F.lit(0)), C.OP: given[C.OP]}
     out |= {name: given.get(name, F.lit(None).cast(kind)) for name, kind in _NULL.items()}
-    out[C.TS_MS] = F.coalesce(out[C.TS_MS], _kafka_ts_ms(F.col(C.TIMESTAMP)))
+    out[C.TS_MS] = F.coalesce(out[C.TS_MS], (F.unix_micros(F.col(C.TIMESTAMP)) / 1000).cast("long"))
     keep: list[str | Column] = [c for c in df.columns
                                 if c.startswith(C.KAFKA_PREFIX) or c in (C.VALUE, C.RAW_VALUE, C.KEY_TEXT, C.UTF8_BAD)]
     if C.RAW_VALUE not in df.columns:  # a text format's bytes, as received (kafka_columns)
@@ -163,9 +159,14 @@ class _Bytes:
     dropped: Column | None = None  # a DROP TABLE's table (NULL: the envelope's), see _dropped
 
 
+def debezium_envelope(value: Column) -> Column:
+    """The one parse of a Debezium message's envelope: its fields, the row images as text (bench/parse.py times it)."""
+    return F.from_json(value, _DBZ, _JSON)
+
+
 def debezium(df: DataFrame) -> DataFrame:
     """Debezium's JSON envelope, bare or in JsonConverter's schemas.enable form."""
-    df = df.withColumn(C.ENVELOPE, F.from_json(F.col(C.VALUE), _DBZ, _JSON))
+    df = df.withColumn(C.ENVELOPE, debezium_envelope(F.col(C.VALUE)))
     e, p, value = F.col(C.ENVELOPE), _e("payload"), F.col(C.VALUE)
     wrapped = e[v.DEBEZIUM.op_field].isNull() & p.isNotNull()  # JsonConverter's schemas.enable form
 
