@@ -129,7 +129,7 @@ lint: setup
 
 # docs/ as a site in .local/site; strict: a warning (a broken link or anchor) fails it. Needs no jars.
 docs: prereqs $(VENV)/.installed
-	$(VENV)/bin/mkdocs build --strict --quiet
+	$(VENV)/bin/mkdocs build --strict
 
 clean:
 	rm -rf .local build *.egg-info .pytest_cache
